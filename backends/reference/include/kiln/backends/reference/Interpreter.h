@@ -1,0 +1,44 @@
+//===- Interpreter.h - The reference interpreter of kiln modules -*- C++ -*-===//
+//
+// Plain loops over the kiln dialect, written to be obviously correct rather than fast:
+// the oracle every numerical test of the Halide backend compares against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_REFERENCE_INTERPRETER_H
+#define KILN_BACKENDS_REFERENCE_INTERPRETER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::reference {
+
+/// A dense row-major tensor on the host. Exactly one of `f32` / `i32` holds the data,
+/// according to `isInt`.
+struct HostTensor {
+  std::vector<int64_t> shape;
+  bool isInt = false;
+  std::vector<float> f32;
+  std::vector<int32_t> i32;
+
+  static HostTensor floats(std::vector<int64_t> shape, std::vector<float> data = {});
+  static HostTensor ints(std::vector<int64_t> shape, std::vector<int32_t> data = {});
+  int64_t numElements() const;
+};
+
+using TensorMap = std::map<std::string, HostTensor>;
+
+/// Runs entry point `entry` of `module`. Inputs are matched by the entry's `kiln.name`
+/// argument attributes and parameters by name; the result maps output names to values.
+/// Missing or mis-shaped inputs and parameters are errors, never crashes.
+llvm::Expected<TensorMap> run(mlir::ModuleOp module, llvm::StringRef entry,
+                              const TensorMap &inputs, const TensorMap &parameters);
+
+} // namespace kiln::reference
+
+#endif // KILN_BACKENDS_REFERENCE_INTERPRETER_H

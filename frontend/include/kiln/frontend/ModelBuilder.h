@@ -1,0 +1,130 @@
+//===- ModelBuilder.h - Declaring a model in the Kiln DSL -------*- C++ -*-===//
+//
+// A model is a set of named parameters and named entry points (encode, decode, ...), each
+// with named inputs and outputs whose batch and sequence dims may be dynamic. The builder
+// emits a `kiln` MLIR module, one func per entry point; errors in the user's model are
+// collected with the file and line of the DSL call and returned by finish().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_FRONTEND_MODELBUILDER_H
+#define KILN_FRONTEND_MODELBUILDER_H
+
+#include "kiln/frontend/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <memory>
+#include <source_location>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// An error in a user's model, at the DSL call that caused it.
+struct BuildError {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+  std::string message;
+  /// "model.cpp:12:5: error: ...", as compilers print.
+  std::string str() const;
+};
+
+/// The result of building: a verified module, or the errors that prevented it.
+class Model {
+public:
+  bool ok() const { return static_cast<bool>(module_); }
+  const std::string &name() const { return name_; }
+  const std::vector<BuildError> &errors() const { return errors_; }
+  void printErrors(llvm::raw_ostream &os) const;
+  mlir::ModuleOp module() const { return module_.get(); }
+  mlir::MLIRContext &context() const { return *context_; }
+
+private:
+  friend class ModelBuilder;
+  std::string name_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::vector<BuildError> errors_;
+};
+
+class ModelBuilder;
+
+/// An entry point being declared. Ops on its inputs go into its function.
+class Entry {
+public:
+  Tensor input(const std::string &name, DType dtype, std::vector<Dim> dims,
+               std::source_location loc = std::source_location::current());
+  void output(const std::string &name, const Tensor &value,
+              std::source_location loc = std::source_location::current());
+  const std::string &name() const;
+
+private:
+  friend class ModelBuilder;
+  Entry(ModelBuilder *builder, size_t index) : builder_(builder), index_(index) {}
+  ModelBuilder *builder_;
+  size_t index_;
+};
+
+class ModelBuilder {
+public:
+  explicit ModelBuilder(std::string name);
+  ~ModelBuilder();
+  ModelBuilder(const ModelBuilder &) = delete;
+  ModelBuilder &operator=(const ModelBuilder &) = delete;
+
+  /// Declares a weight. Declaring the same name again with the same shape returns the
+  /// same weight (tied embeddings); with another shape it is an error.
+  Parameter parameter(const std::string &name, std::vector<int64_t> shape,
+                      DType dtype = DType::F32,
+                      std::source_location loc = std::source_location::current());
+
+  /// Starts an entry point; ops built from now on that use parameters go into it.
+  Entry entry(const std::string &name,
+              std::source_location loc = std::source_location::current());
+
+  /// Ends building: verifies the module and hands it over (or the errors).
+  Model finish();
+
+  // -- Used by the DSL's ops (Ops.cpp, nn modules); not needed to write a model. --
+
+  mlir::MLIRContext &context() { return *context_; }
+  mlir::Location location(std::source_location loc);
+  void error(std::source_location loc, const std::string &message);
+  bool hasErrors() const { return !errors_.empty(); }
+  /// Checks that all operands are valid tensors of one entry and points the op builder at
+  /// the end of that entry's body. Returns false (recording an error only if the
+  /// operands are valid but mixed) when the op must not be built.
+  bool prepareOperands(llvm::ArrayRef<Tensor> operands, std::source_location loc);
+  mlir::OpBuilder &opBuilder() { return *opBuilder_; }
+  /// Wraps the result of a built op.
+  Tensor wrap(mlir::Value value, SymShape shape, DType dtype);
+  Tensor materialize(const Parameter &parameter, std::source_location loc);
+
+private:
+  friend class Entry;
+  struct EntryState;
+
+  std::string name_;
+  std::unique_ptr<mlir::MLIRContext> context_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::unique_ptr<mlir::OpBuilder> opBuilder_;
+  std::vector<std::unique_ptr<EntryState>> entries_;
+  EntryState *current_ = nullptr;
+  struct ParameterInfo {
+    std::vector<int64_t> shape;
+    DType dtype;
+  };
+  std::map<std::string, ParameterInfo> parameters_;
+  std::vector<BuildError> errors_;
+};
+
+} // namespace kiln
+
+#endif // KILN_FRONTEND_MODELBUILDER_H

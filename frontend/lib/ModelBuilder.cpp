@@ -1,0 +1,236 @@
+//===- ModelBuilder.cpp - Declaring a model in the Kiln DSL ---------------===//
+
+#include "kiln/frontend/ModelBuilder.h"
+
+#include "kiln/ir/KilnDialect.h"
+#include "kiln/ir/KilnOps.h"
+#include "kiln/ir/SymbolicShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace kiln;
+
+struct ModelBuilder::EntryState {
+  std::string name;
+  FuncOp func;
+  std::vector<std::string> inputNames;
+  std::vector<Attribute> inputDims;
+  std::vector<std::string> outputNames;
+  std::vector<Value> outputs;
+  std::map<std::string, Value> parameterValues;
+};
+
+std::string BuildError::str() const {
+  return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
+         ": error: " + message;
+}
+
+void Model::printErrors(llvm::raw_ostream &os) const {
+  for (const BuildError &e : errors_)
+    os << e.str() << "\n";
+}
+
+static Type elementType(MLIRContext &ctx, DType dtype) {
+  if (dtype == DType::I32)
+    return IntegerType::get(&ctx, 32);
+  return Float32Type::get(&ctx);
+}
+
+ModelBuilder::ModelBuilder(std::string name)
+    : name_(std::move(name)), context_(std::make_unique<MLIRContext>()) {
+  context_->loadDialect<KilnDialect>();
+  opBuilder_ = std::make_unique<OpBuilder>(context_.get());
+  module_ = ModuleOp::create(UnknownLoc::get(context_.get()), StringRef(name_));
+}
+
+ModelBuilder::~ModelBuilder() = default;
+
+Location ModelBuilder::location(std::source_location loc) {
+  return FileLineColLoc::get(context_.get(), loc.file_name(), loc.line(), loc.column());
+}
+
+void ModelBuilder::error(std::source_location loc, const std::string &message) {
+  errors_.push_back({loc.file_name(), loc.line(), loc.column(), message});
+}
+
+Parameter ModelBuilder::parameter(const std::string &name, std::vector<int64_t> shape,
+                                  DType dtype, std::source_location loc) {
+  for (int64_t d : shape)
+    if (d <= 0)
+      error(loc, "parameter '" + name + "' needs positive static dimensions");
+  auto [it, inserted] = parameters_.try_emplace(name, ParameterInfo{shape, dtype});
+  if (!inserted && (it->second.shape != shape || it->second.dtype != dtype)) {
+    SymShape before, now;
+    for (int64_t d : it->second.shape)
+      before.push_back(SymDim::fixed(d));
+    for (int64_t d : shape)
+      now.push_back(SymDim::fixed(d));
+    error(loc, "parameter '" + name + "' declared again as " + toString(now) +
+                   ", first declared as " + toString(before));
+  }
+  return Parameter(this, name, std::move(shape), dtype);
+}
+
+Entry ModelBuilder::entry(const std::string &name, std::source_location loc) {
+  for (const auto &e : entries_)
+    if (e->name == name)
+      error(loc, "entry point '" + name + "' is declared twice");
+  auto state = std::make_unique<EntryState>();
+  state->name = name;
+  state->func = FuncOp::create(location(loc), name, FunctionType::get(&context(), {}, {}));
+  state->func.addEntryBlock();
+  module_->push_back(state->func);
+  current_ = state.get();
+  entries_.push_back(std::move(state));
+  return Entry(this, entries_.size() - 1);
+}
+
+const std::string &Entry::name() const { return builder_->entries_[index_]->name; }
+
+Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
+                    std::source_location loc) {
+  auto &state = *builder_->entries_[index_];
+  for (const std::string &n : state.inputNames)
+    if (n == name)
+      builder_->error(loc, "entry '" + state.name + "' already has an input '" + name + "'");
+  SymShape shape;
+  std::vector<Attribute> dimNames;
+  MLIRContext &ctx = builder_->context();
+  for (const Dim &d : dims) {
+    if (!d.name.empty()) {
+      shape.push_back(SymDim::named(d.name));
+    } else if (d.size > 0) {
+      shape.push_back(SymDim::fixed(d.size));
+    } else {
+      builder_->error(loc, "input '" + name + "' has a dimension of size " +
+                               std::to_string(d.size) + "; use dyn(\"NAME\") for a dynamic one");
+      shape.push_back(SymDim::fixed(1));
+    }
+    dimNames.push_back(StringAttr::get(&ctx, d.name));
+  }
+  auto type = RankedTensorType::get(staticShape(shape), elementType(ctx, dtype));
+  Value arg = state.func.front().addArgument(type, builder_->location(loc));
+  state.inputNames.push_back(name);
+  state.inputDims.push_back(ArrayAttr::get(&ctx, dimNames));
+  builder_->current_ = &state;
+  return builder_->wrap(arg, std::move(shape), dtype);
+}
+
+void Entry::output(const std::string &name, const Tensor &value, std::source_location loc) {
+  auto &state = *builder_->entries_[index_];
+  if (!value.valid())
+    return; // The op that produced it has reported why.
+  for (const std::string &n : state.outputNames)
+    if (n == name)
+      builder_->error(loc, "entry '" + state.name + "' already has an output '" + name + "'");
+  if (value.value().getParentRegion() != &state.func.getBody()) {
+    builder_->error(loc, "output '" + name + "' of entry '" + state.name +
+                             "' is a tensor of another entry point");
+    return;
+  }
+  state.outputNames.push_back(name);
+  state.outputs.push_back(value.value());
+}
+
+Tensor ModelBuilder::wrap(Value value, SymShape shape, DType dtype) {
+  return Tensor(this, value, std::move(shape), dtype);
+}
+
+Tensor ModelBuilder::materialize(const Parameter &parameter, std::source_location loc) {
+  if (!current_) {
+    error(loc, "parameter '" + parameter.name() + "' used before any entry point");
+    return {};
+  }
+  Value &cached = current_->parameterValues[parameter.name()];
+  SymShape shape;
+  for (int64_t d : parameter.shape())
+    shape.push_back(SymDim::fixed(d));
+  if (!cached) {
+    // Parameters go first in the body so the graph reads top-down.
+    OpBuilder::InsertionGuard guard(*opBuilder_);
+    opBuilder_->setInsertionPointToStart(&current_->func.front());
+    auto type = RankedTensorType::get(parameter.shape(),
+                                      elementType(context(), parameter.dtype_));
+    cached = opBuilder_->create<ParameterOp>(location(loc), type, parameter.name());
+  }
+  return wrap(cached, std::move(shape), parameter.dtype_);
+}
+
+Tensor Parameter::get(std::source_location loc) const {
+  if (!builder_)
+    return {};
+  return builder_->materialize(*this, loc);
+}
+
+bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
+                                   std::source_location loc) {
+  Region *region = nullptr;
+  for (const Tensor &t : operands) {
+    if (!t.valid())
+      return false;
+    Region *r = t.value().getParentRegion();
+    if (region && r != region) {
+      error(loc, "operands come from different entry points");
+      return false;
+    }
+    region = r;
+  }
+  opBuilder_->setInsertionPointToEnd(&region->front());
+  return true;
+}
+
+Model ModelBuilder::finish() {
+  Model model;
+  model.name_ = name_;
+  MLIRContext &ctx = context();
+  for (auto &state : entries_) {
+    FuncOp func = state->func;
+    opBuilder_->setInsertionPointToEnd(&func.front());
+    opBuilder_->create<ReturnOp>(func.getLoc(), state->outputs);
+    llvm::SmallVector<Type> inputs(func.front().getArgumentTypes());
+    llvm::SmallVector<Type> results;
+    for (Value v : state->outputs)
+      results.push_back(v.getType());
+    func.setType(FunctionType::get(&ctx, inputs, results));
+    for (size_t i = 0; i < state->inputNames.size(); ++i) {
+      func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state->inputNames[i]));
+      func.setArgAttr(i, kDimsAttr, state->inputDims[i]);
+    }
+    for (size_t i = 0; i < state->outputNames.size(); ++i)
+      func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
+    if (state->outputs.empty())
+      errors_.push_back({"", 0, 0, "entry point '" + state->name + "' has no outputs"});
+  }
+  if (entries_.empty())
+    errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point"});
+
+  if (errors_.empty()) {
+    // Anything the DSL's own checks missed still reaches the user with a location.
+    ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+      BuildError e;
+      if (auto fileLoc = d.getLocation().dyn_cast<FileLineColLoc>()) {
+        e.file = fileLoc.getFilename().str();
+        e.line = fileLoc.getLine();
+        e.column = fileLoc.getColumn();
+      }
+      e.message = d.str();
+      errors_.push_back(std::move(e));
+      return success();
+    });
+    if (succeeded(verify(*module_)))
+      for (auto &state : entries_)
+        if (failed(inferSymbolicShapes(state->func)))
+          break;
+  }
+  model.errors_ = errors_;
+  if (errors_.empty()) {
+    model.module_ = std::move(module_);
+    model.context_ = std::move(context_);
+  }
+  return model;
+}

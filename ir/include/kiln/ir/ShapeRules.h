@@ -1,0 +1,82 @@
+//===- ShapeRules.h - Symbolic shape rules of kiln ops ----------*- C++ -*-===//
+//
+// The single definition of how each op's result shape follows from its operands. Shapes
+// are symbolic: a dynamic dimension carries an expression over the entry's named dims
+// ("B", "S*8"), or nothing when it is unknown (a bare `?` in a type). The verifier runs
+// the rules with unknown dims, the DSL with named dims (so a user's shape error is caught
+// where they wrote it), and the backends to describe every buffer for the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_SHAPERULES_H
+#define KILN_IR_SHAPERULES_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+
+/// One dimension: a static size, a named/expression dynamic size, or unknown.
+struct SymDim {
+  static constexpr int64_t kDynamic = -1;
+  int64_t size = kDynamic;
+  /// For dynamic dims: an expression over named dims (see docs/manifest.md); empty when
+  /// the dimension is unknown.
+  std::string expr;
+
+  static SymDim fixed(int64_t size) { return {size, {}}; }
+  static SymDim named(std::string expr) { return {kDynamic, std::move(expr)}; }
+  static SymDim unknown() { return {}; }
+
+  bool isStatic() const { return size != kDynamic; }
+  bool isUnknown() const { return !isStatic() && expr.empty(); }
+  /// "64", "B" or "?".
+  std::string str() const;
+  bool operator==(const SymDim &other) const {
+    return size == other.size && expr == other.expr;
+  }
+};
+
+using SymShape = llvm::SmallVector<SymDim, 4>;
+
+/// "[B, S, 64]".
+std::string toString(llvm::ArrayRef<SymDim> shape);
+
+/// The symbolic shape of a ranked tensor type with every dynamic dim unknown.
+SymShape shapeOf(mlir::RankedTensorType type);
+/// The builtin shape of a symbolic one (dynamic for every non-static dim).
+llvm::SmallVector<int64_t, 4> staticShape(llvm::ArrayRef<SymDim> shape);
+
+/// Either the result shape of an op, or why its operands do not fit together.
+struct ShapeResult {
+  SymShape shape;
+  std::string error;
+
+  static ShapeResult ok(SymShape shape) { return {std::move(shape), {}}; }
+  static ShapeResult failure(std::string error) { return {{}, std::move(error)}; }
+  bool succeeded() const { return error.empty(); }
+};
+
+/// Whether two dims may be the same size: unknown fits anything; static sizes must be
+/// equal; named dims must have the same expression; a named dim never equals a static one.
+bool dimsCompatible(const SymDim &a, const SymDim &b);
+
+namespace shape_rules {
+ShapeResult matmul(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs,
+                   bool transposeLhs, bool transposeRhs);
+ShapeResult broadcast(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs);
+ShapeResult softmax(llvm::ArrayRef<SymDim> input, int64_t axis);
+ShapeResult layerNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma,
+                      llvm::ArrayRef<SymDim> beta);
+ShapeResult reshape(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> newShape);
+ShapeResult transpose(llvm::ArrayRef<SymDim> input,
+                      llvm::ArrayRef<int64_t> permutation);
+} // namespace shape_rules
+
+} // namespace kiln
+
+#endif // KILN_IR_SHAPERULES_H

@@ -1,0 +1,174 @@
+//===- KilnOps.cpp - Verifiers, shape rules and folders of kiln ops -------===//
+
+#include "kiln/ir/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#include "kiln/ir/KilnInterfaces.cpp.inc"
+
+static llvm::SmallVector<int64_t, 4> toI64s(ArrayAttr array) {
+  llvm::SmallVector<int64_t, 4> values;
+  for (Attribute a : array)
+    values.push_back(a.cast<IntegerAttr>().getInt());
+  return values;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+
+LogicalResult kiln::verifySymbolicShape(Operation *op) {
+  auto iface = cast<SymbolicShapeOpInterface>(op);
+  llvm::SmallVector<SymShape, 3> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(shapeOf(v.getType().cast<RankedTensorType>()));
+  ShapeResult inferred = iface.inferSymbolicShape(operands);
+  if (!inferred.succeeded())
+    return op->emitOpError() << inferred.error;
+
+  auto resultType = op->getResult(0).getType().cast<RankedTensorType>();
+  auto inputType = op->getOperand(0).getType().cast<RankedTensorType>();
+  if (resultType.getElementType() != inputType.getElementType())
+    return op->emitOpError() << "result element type " << resultType.getElementType()
+                             << " differs from the input's " << inputType.getElementType();
+  SymShape declared = shapeOf(resultType);
+  bool fits = declared.size() == inferred.shape.size();
+  for (size_t i = 0; fits && i < declared.size(); ++i) {
+    const SymDim &d = declared[i], &e = inferred.shape[i];
+    fits = !(d.isStatic() && e.isStatic()) || d.size == e.size;
+  }
+  if (!fits)
+    return op->emitOpError() << "result type " << resultType << " does not match the "
+                             << "inferred shape " << toString(inferred.shape);
+  return success();
+}
+
+LogicalResult kiln::verifyParameter(ParameterOp op) {
+  if (op.name().empty())
+    return op.emitOpError() << "needs a non-empty name";
+  if (!op.getType().cast<RankedTensorType>().hasStaticShape())
+    return op.emitOpError() << "parameter '" << op.name()
+                            << "' must have a static shape, got " << op.getType();
+  return success();
+}
+
+LogicalResult kiln::verifyReturn(ReturnOp op) {
+  auto func = op->getParentOfType<FuncOp>();
+  ArrayRef<Type> results = func.getType().getResults();
+  if (op.getNumOperands() != results.size())
+    return op.emitOpError() << "returns " << op.getNumOperands() << " values but '"
+                            << func.getName() << "' declares " << results.size();
+  for (unsigned i = 0; i < results.size(); ++i)
+    if (op.getOperand(i).getType() != results[i])
+      return op.emitOpError() << "result #" << i << " has type "
+                              << op.getOperand(i).getType() << " but '" << func.getName()
+                              << "' declares " << results[i];
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Symbolic shape rules
+//===----------------------------------------------------------------------===//
+
+ShapeResult MatmulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::matmul(operands[0], operands[1], transpose_lhs(), transpose_rhs());
+}
+
+ShapeResult AddOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::broadcast(operands[0], operands[1]);
+}
+
+ShapeResult MulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::broadcast(operands[0], operands[1]);
+}
+
+ShapeResult ScaleOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return ShapeResult::ok(operands[0]);
+}
+
+ShapeResult ReluOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return ShapeResult::ok(operands[0]);
+}
+
+ShapeResult SoftmaxOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::softmax(operands[0], axis());
+}
+
+ShapeResult LayerNormOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::layerNorm(operands[0], operands[1], operands[2]);
+}
+
+ShapeResult ReshapeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::reshape(operands[0], toI64s(shape()));
+}
+
+ShapeResult TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::transpose(operands[0], toI64s(permutation()));
+}
+
+//===----------------------------------------------------------------------===//
+// Folders
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ScaleOp::fold(ArrayRef<Attribute>) {
+  if (factor().convertToFloat() == 1.0f)
+    return input();
+  // scale(scale(x, a), b) -> scale(x, a * b), in place.
+  if (auto inner = input().getDefiningOp<ScaleOp>()) {
+    float combined = inner.factor().convertToFloat() * factor().convertToFloat();
+    (*this)->setAttr(factorAttrName(), FloatAttr::get(Float32Type::get(getContext()),
+                                                       combined));
+    (*this)->setOperand(0, inner.input());
+    return getResult();
+  }
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(ArrayRef<Attribute>) {
+  if (input().getType() == getType() && getType().cast<RankedTensorType>().hasStaticShape())
+    return input();
+  // reshape(reshape(x)) -> reshape(x), in place, when the outer shape does not copy
+  // dims by position from the inner result (that would change which dims are kept).
+  if (auto inner = input().getDefiningOp<ReshapeOp>()) {
+    bool copiesDims = llvm::any_of(toI64s(shape()), [](int64_t s) { return s == 0; });
+    if (!copiesDims) {
+      (*this)->setOperand(0, inner.input());
+      return getResult();
+    }
+  }
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(ArrayRef<Attribute>) {
+  llvm::SmallVector<int64_t, 4> perm = toI64s(permutation());
+  auto isIdentity = [](ArrayRef<int64_t> p) {
+    for (size_t i = 0; i < p.size(); ++i)
+      if (static_cast<int64_t>(i) != p[i])
+        return false;
+    return true;
+  };
+  if (isIdentity(perm))
+    return input();
+  // transpose(transpose(x, p), q) -> transpose(x, p o q), in place.
+  if (auto inner = input().getDefiningOp<TransposeOp>()) {
+    llvm::SmallVector<int64_t, 4> innerPerm = toI64s(inner.permutation());
+    llvm::SmallVector<int64_t, 4> composed;
+    for (int64_t q : perm)
+      composed.push_back(innerPerm[q]);
+    if (isIdentity(composed) && inner.input().getType() == getType())
+      return inner.input();
+    Builder b(getContext());
+    (*this)->setAttr(permutationAttrName(), b.getI64ArrayAttr(composed));
+    (*this)->setOperand(0, inner.input());
+    return getResult();
+  }
+  return {};
+}
+
+#define GET_OP_CLASSES
+#include "kiln/ir/KilnOps.cpp.inc"

@@ -1,0 +1,68 @@
+//===- SymbolicShapes.cpp - Symbolic shapes of an entry point -------------===//
+
+#include "kiln/ir/SymbolicShapes.h"
+#include "kiln/ir/KilnOps.h"
+
+using namespace mlir;
+using namespace kiln;
+
+static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index) {
+  BlockArgument arg = func.getArgument(index);
+  SymShape shape = shapeOf(arg.getType().cast<RankedTensorType>());
+  auto names = func.getArgAttrOfType<ArrayAttr>(index, kDimsAttr);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    SymDim &dim = shape[i];
+    if (dim.isStatic())
+      continue;
+    StringAttr name;
+    if (names && i < names.size())
+      name = names[i].dyn_cast<StringAttr>();
+    if (!name || name.getValue().empty()) {
+      func.emitError() << "input #" << index << " of '" << func.getName()
+                              << "' has an unnamed dynamic dimension " << i
+                              << " (set the '" << kDimsAttr << "' argument attribute)";
+      return failure();
+    }
+    dim = SymDim::named(name.getValue().str());
+  }
+  return shape;
+}
+
+FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func) {
+  SymbolicShapeMap shapes;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    FailureOr<SymShape> shape = argumentShape(func, i);
+    if (failed(shape))
+      return failure();
+    shapes[func.getArgument(i)] = *shape;
+  }
+  WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (op->getNumResults() == 0)
+      return WalkResult::advance();
+    auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
+    if (!iface) {
+      // Ops without a rule (parameters) have fully static result types.
+      for (Value r : op->getResults())
+        shapes[r] = shapeOf(r.getType().cast<RankedTensorType>());
+      return WalkResult::advance();
+    }
+    llvm::SmallVector<SymShape, 3> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(shapes.lookup(v));
+    ShapeResult inferred = iface.inferSymbolicShape(operands);
+    if (!inferred.succeeded()) {
+      op->emitOpError() << inferred.error;
+      return WalkResult::interrupt();
+    }
+    // A static size in the declared type is authoritative.
+    SymShape declared = shapeOf(op->getResult(0).getType().cast<RankedTensorType>());
+    for (auto [d, e] : llvm::zip(declared, inferred.shape))
+      if (d.isStatic())
+        e = d;
+    shapes[op->getResult(0)] = std::move(inferred.shape);
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  return shapes;
+}
