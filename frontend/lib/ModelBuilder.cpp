@@ -23,6 +23,9 @@ struct ModelBuilder::EntryState {
   std::vector<std::string> outputNames;
   std::vector<Value> outputs;
   std::map<std::string, Value> parameterValues;
+  /// Counts outputs declared even when their tensor failed to build, so that a failed op
+  /// does not also produce a "no outputs" error.
+  size_t declaredOutputs = 0;
 };
 
 std::string BuildError::str() const {
@@ -123,6 +126,7 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
 
 void Entry::output(const std::string &name, const Tensor &value, std::source_location loc) {
   auto &state = *builder_->entries_[index_];
+  ++state.declaredOutputs;
   if (!value.valid())
     return; // The op that produced it has reported why.
   for (const std::string &n : state.outputNames)
@@ -203,7 +207,7 @@ Model ModelBuilder::finish() {
     }
     for (size_t i = 0; i < state->outputNames.size(); ++i)
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
-    if (state->outputs.empty())
+    if (state->declaredOutputs == 0)
       errors_.push_back({"", 0, 0, "entry point '" + state->name + "' has no outputs"});
   }
   if (entries_.empty())

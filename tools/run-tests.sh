@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds Kiln and runs every test (lit + GoogleTest, through ctest). Installs missing
+# Debian packages first, so it works on a fresh machine; safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+tools/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON >/dev/null
+cmake --build build -j"$(nproc)"
+cd build
+ctest --output-on-failure -j"$(nproc)"
