@@ -1,0 +1,222 @@
+/* kiln/runtime.h - C API of the Kiln runtime: load a compiled model, its weights, and run it.
+ *
+ * A compiled Kiln model is one shared library (see docs/manifest.md). The runtime loads it
+ * (kiln_model), maps a safetensors file checked against the model's parameters
+ * (kiln_weights), and runs its entry points (kiln_session).
+ *
+ * Conventions (IREE-like):
+ *   - Objects are opaque handles made by `kiln_X_open/create(..., kiln_X** out)` and
+ *     dropped by `kiln_X_release`. Models and weights are reference counted: a session keeps
+ *     its model and weights alive, so they may be released in any order.
+ *   - Every fallible call returns a `kiln_status*`: NULL means success; otherwise the caller
+ *     owns the status, reads its code and message, and frees it with kiln_status_free.
+ *     On failure, `*out` is set to NULL.
+ *   - The runtime never prints, never aborts and never exits; every error is a status.
+ *
+ * Thread safety:
+ *   - kiln_model and kiln_weights are immutable after creation: any number of threads may
+ *     query them and create sessions from them concurrently. Retain/release are atomic.
+ *   - A kiln_session is single-threaded: calls on one session must not overlap. Use one
+ *     session per thread; sessions share their model and weights.
+ *   - kiln_status objects are independent values; the free-standing helpers are thread-safe.
+ */
+#ifndef KILN_RUNTIME_H
+#define KILN_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KILN_RUNTIME_BUILDING)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+/* The model ABI this runtime understands (kiln_model_abi_version() of a compiled model). */
+#define KILN_MODEL_ABI_VERSION 1
+
+/* ---------------------------------------------------------------------------------------- */
+/* Status                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef enum kiln_status_code {
+  KILN_STATUS_OK = 0,
+  KILN_STATUS_INVALID_ARGUMENT = 1,   /* bad call: NULL pointer, wrong input, bad shape   */
+  KILN_STATUS_NOT_FOUND = 2,          /* missing file, unknown entry/input/output name     */
+  KILN_STATUS_IO_ERROR = 3,           /* a file could not be read or written               */
+  KILN_STATUS_INVALID_MODEL = 4,      /* not a Kiln model, or a malformed manifest         */
+  KILN_STATUS_INCOMPATIBLE = 5,       /* model built for another ABI version               */
+  KILN_STATUS_INVALID_WEIGHTS = 6,    /* not safetensors, or not matching the model        */
+  KILN_STATUS_RESOURCE_EXHAUSTED = 7, /* out of memory, or over a configured limit         */
+  KILN_STATUS_KERNEL_ERROR = 8,       /* a kernel returned an error while running          */
+  KILN_STATUS_FAILED_PRECONDITION = 9, /* e.g. reading outputs before any run              */
+  KILN_STATUS_INTERNAL = 10
+} kiln_status_code;
+
+typedef struct kiln_status kiln_status;
+
+KILN_API kiln_status_code kiln_status_get_code(const kiln_status* status); /* NULL -> OK */
+/* The message, valid until the status is freed; "" for NULL. Never NULL. */
+KILN_API const char* kiln_status_get_message(const kiln_status* status);
+KILN_API void kiln_status_free(kiln_status* status); /* accepts NULL */
+KILN_API const char* kiln_status_code_string(kiln_status_code code); /* "INVALID_ARGUMENT" */
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tensors                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Zero is deliberately not a dtype, so a zero-initialised kiln_tensor is rejected. */
+typedef enum kiln_dtype {
+  KILN_DTYPE_F32 = 1,
+  KILN_DTYPE_I32 = 2,
+  KILN_DTYPE_I64 = 3
+} kiln_dtype;
+
+KILN_API const char* kiln_dtype_name(kiln_dtype dtype); /* "f32", "i32", "i64"; "?" else */
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype);      /* bytes per element; 0 if invalid */
+
+/* A dense row-major tensor (last dimension contiguous) owned by someone else. */
+typedef struct kiln_tensor {
+  const char* name;
+  kiln_dtype dtype;
+  int32_t rank;
+  const int64_t* shape; /* rank sizes; may be NULL when rank == 0 */
+  const void* data;     /* product(shape) * kiln_dtype_size(dtype) bytes */
+} kiln_tensor;
+
+/* Describes a model input, output or parameter. Pointers are valid while the model lives. */
+typedef struct kiln_tensor_info {
+  const char* name;
+  kiln_dtype dtype;
+  int32_t rank;
+  const char* const* dims; /* rank strings: "64" or a dimension expression like "B*S" */
+  const int64_t* shape;    /* rank sizes; -1 where the size is dynamic */
+} kiln_tensor_info;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Model                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct kiln_model kiln_model;
+
+/* Loads a compiled model library (dlopen, RTLD_LOCAL) and validates its manifest. */
+KILN_API kiln_status* kiln_model_open(const char* path, kiln_model** out_model);
+KILN_API void kiln_model_retain(kiln_model* model);
+KILN_API void kiln_model_release(kiln_model* model); /* accepts NULL */
+
+KILN_API const char* kiln_model_name(const kiln_model* model);
+KILN_API const char* kiln_model_target(const kiln_model* model); /* Halide target string */
+KILN_API const char* kiln_model_manifest_json(const kiln_model* model);
+
+KILN_API size_t kiln_model_entry_count(const kiln_model* model);
+/* NULL when index is out of range. */
+KILN_API const char* kiln_model_entry_name(const kiln_model* model, size_t entry_index);
+/* NOT_FOUND (listing the available entries) when there is no such entry. */
+KILN_API kiln_status* kiln_model_find_entry(const kiln_model* model, const char* entry_name,
+                                            size_t* out_entry_index);
+KILN_API size_t kiln_model_input_count(const kiln_model* model, size_t entry_index);
+KILN_API size_t kiln_model_output_count(const kiln_model* model, size_t entry_index);
+KILN_API kiln_status* kiln_model_input_info(const kiln_model* model, size_t entry_index,
+                                            size_t input_index, kiln_tensor_info* out_info);
+KILN_API kiln_status* kiln_model_output_info(const kiln_model* model, size_t entry_index,
+                                             size_t output_index, kiln_tensor_info* out_info);
+
+/* The entry's dynamic dimensions: the names its inputs' shapes bind ("B", "S", ...). */
+KILN_API size_t kiln_model_dim_count(const kiln_model* model, size_t entry_index);
+KILN_API const char* kiln_model_dim_name(const kiln_model* model, size_t entry_index,
+                                         size_t dim_index); /* NULL when out of range */
+
+/* Evaluates an input's (or output's) shape for given values of the entry's dynamic
+ * dimensions (dim_names[i] = dim_values[i]; extra names are ignored). out_shape must hold
+ * the tensor's rank. A driver uses this to allocate inputs or outputs ahead of a run.
+ * NOT_FOUND names a dimension the shape needs that was not given. */
+KILN_API kiln_status* kiln_model_input_shape(const kiln_model* model, size_t entry_index,
+                                             size_t input_index, const char* const* dim_names,
+                                             const int64_t* dim_values, size_t dim_count,
+                                             int64_t* out_shape);
+KILN_API kiln_status* kiln_model_output_shape(const kiln_model* model, size_t entry_index,
+                                              size_t output_index,
+                                              const char* const* dim_names,
+                                              const int64_t* dim_values, size_t dim_count,
+                                              int64_t* out_shape);
+
+KILN_API size_t kiln_model_parameter_count(const kiln_model* model);
+KILN_API kiln_status* kiln_model_parameter_info(const kiln_model* model, size_t index,
+                                                kiln_tensor_info* out_info);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Weights                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct kiln_weights kiln_weights;
+
+/* Maps a safetensors file and checks it against the model's parameters: every missing,
+ * unexpected, mis-shaped or mis-typed tensor is reported (INVALID_WEIGHTS) in one status.
+ * The weights stay usable after the model is released. */
+KILN_API kiln_status* kiln_weights_open(const kiln_model* model, const char* safetensors_path,
+                                        kiln_weights** out_weights);
+KILN_API void kiln_weights_retain(kiln_weights* weights);
+KILN_API void kiln_weights_release(kiln_weights* weights); /* accepts NULL */
+
+/* Writes tensors (names unique, data row-major) as a safetensors file, atomically
+ * (a temporary file renamed into place). */
+KILN_API kiln_status* kiln_safetensors_write(const char* path, const kiln_tensor* tensors,
+                                             size_t tensor_count);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Session                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct kiln_session kiln_session;
+
+typedef struct kiln_session_options {
+  /* Nonzero (default): temporaries are kept across runs and grown only when a run needs
+   * more. Zero: they are allocated for each run and freed after it. */
+  int32_t reuse_temps;
+  /* 0 (default): no limit. Otherwise a run whose temporaries would exceed this many bytes
+   * fails with RESOURCE_EXHAUSTED before any kernel runs. */
+  uint64_t max_temp_bytes;
+} kiln_session_options;
+
+KILN_API void kiln_session_options_initialize(kiln_session_options* options);
+
+/* weights may be NULL only for a model without parameters; they must have been opened for
+ * a model with the same parameter list. options may be NULL (defaults). */
+KILN_API kiln_status* kiln_session_create(const kiln_model* model, const kiln_weights* weights,
+                                          const kiln_session_options* options,
+                                          kiln_session** out_session);
+KILN_API void kiln_session_release(kiln_session* session); /* accepts NULL */
+
+/* Runs an entry point. Inputs are matched by name; each must appear exactly once. The
+ * inputs' memory is only read, and only during the call. */
+KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_name,
+                                       const kiln_tensor* inputs, size_t input_count);
+
+/* Outputs of the last successful run. out->data (and out->shape) are owned by the session
+ * and valid until the next run or release; out->name lives as long as the model. */
+KILN_API size_t kiln_session_output_count(const kiln_session* session);
+KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const char* name,
+                                              kiln_tensor* out_tensor);
+KILN_API kiln_status* kiln_session_get_output_at(const kiln_session* session, size_t index,
+                                                 kiln_tensor* out_tensor);
+/* Copies an output into caller memory of dst_size bytes (at least the output's size). */
+KILN_API kiln_status* kiln_session_copy_output(const kiln_session* session, const char* name,
+                                               void* dst, size_t dst_size);
+
+typedef struct kiln_session_stats {
+  uint64_t runs;             /* successful runs */
+  uint64_t temp_bytes;       /* bytes of temporaries currently held */
+  uint64_t temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
+} kiln_session_stats;
+
+KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_RUNTIME_H */

@@ -1,0 +1,107 @@
+// ApiSession.cpp - the C boundary for sessions.
+#include "Error.hpp"
+#include "Session.hpp"
+
+#include <cstring>
+
+using namespace kiln::rt;
+
+namespace {
+Session* unwrap(kiln_session* s) { return reinterpret_cast<Session*>(s); }
+const Session* unwrap(const kiln_session* s) { return reinterpret_cast<const Session*>(s); }
+} // namespace
+
+extern "C" {
+
+KILN_API void kiln_session_options_initialize(kiln_session_options* options) {
+  if (!options)
+    return;
+  options->reuse_temps = 1;
+  options->max_temp_bytes = 0;
+}
+
+KILN_API kiln_status* kiln_session_create(const kiln_model* model, const kiln_weights* weights,
+                                          const kiln_session_options* options,
+                                          kiln_session** out_session) {
+  if (out_session)
+    *out_session = nullptr;
+  return guard([&] {
+    if (!model || !out_session)
+      fail(KILN_STATUS_INVALID_ARGUMENT,
+           "kiln_session_create: model and out_session must not be NULL");
+    auto* m = reinterpret_cast<const Model*>(model);
+    auto* w = reinterpret_cast<const Weights*>(weights);
+    size_t params = m->manifest().parameters.size();
+    if (!w && params > 0)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "model '", m->manifest().model, "' has ", params,
+           " parameters; the session needs weights");
+    if (w && !w->fits(m->manifest()))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "weights '", w->path(),
+           "' were opened for a model with different parameters than '",
+           m->manifest().model, "'");
+    kiln_session_options defaults;
+    kiln_session_options_initialize(&defaults);
+    *out_session = reinterpret_cast<kiln_session*>(new Session(m, w, options ? *options : defaults));
+  });
+}
+
+KILN_API void kiln_session_release(kiln_session* session) { delete unwrap(session); }
+
+KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_name,
+                                       const kiln_tensor* inputs, size_t input_count) {
+  return guard([&] {
+    if (!session)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
+    unwrap(session)->run(entry_name, inputs, input_count);
+  });
+}
+
+KILN_API size_t kiln_session_output_count(const kiln_session* session) {
+  return session ? unwrap(session)->outputCount() : 0;
+}
+
+KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const char* name,
+                                              kiln_tensor* out_tensor) {
+  return guard([&] {
+    if (!session || !out_tensor)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output: NULL argument");
+    *out_tensor = unwrap(session)->output(name);
+  });
+}
+
+KILN_API kiln_status* kiln_session_get_output_at(const kiln_session* session, size_t index,
+                                                 kiln_tensor* out_tensor) {
+  return guard([&] {
+    if (!session || !out_tensor)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output_at: NULL argument");
+    *out_tensor = unwrap(session)->outputAt(index);
+  });
+}
+
+KILN_API kiln_status* kiln_session_copy_output(const kiln_session* session, const char* name,
+                                               void* dst, size_t dst_size) {
+  return guard([&] {
+    if (!session)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_copy_output: session is NULL");
+    kiln_tensor t = unwrap(session)->output(name);
+    size_t bytes = kiln_dtype_size(t.dtype);
+    for (int32_t d = 0; d < t.rank; ++d)
+      bytes *= size_t(t.shape[d]);
+    if (dst_size < bytes)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "output '", t.name, "' needs ", bytes,
+           " bytes, the destination has ", dst_size);
+    if (bytes && !dst)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_copy_output: dst is NULL");
+    if (bytes)
+      std::memcpy(dst, t.data, bytes);
+  });
+}
+
+KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out) {
+  if (!out)
+    return;
+  *out = session ? unwrap(session)->stats() : kiln_session_stats{};
+}
+
+} // extern "C"
+

@@ -1,0 +1,28 @@
+// DType.hpp - the element types a Kiln model uses, and their names in the manifest,
+// in safetensors and in Halide.
+#pragma once
+
+#include "kiln/runtime.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::rt {
+
+bool isValidDType(kiln_dtype dtype);
+std::optional<kiln_dtype> parseManifestDType(std::string_view name); // "f32"
+const char* safetensorsDTypeName(kiln_dtype dtype);                    // "F32"
+// Element size of any dtype the safetensors format defines (0 if unknown), so offsets of
+// tensors we do not use can still be validated.
+size_t safetensorsDTypeSize(std::string_view name);
+std::optional<kiln_dtype> parseSafetensorsDType(std::string_view name);
+
+// "[B, S, 64]" style rendering of shapes for messages.
+std::string formatShape(const std::vector<int64_t>& shape);
+std::string formatDims(const std::vector<std::string>& dims);
+
+} // namespace kiln::rt

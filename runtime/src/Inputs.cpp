@@ -1,0 +1,136 @@
+// Inputs.cpp - validation of a run's inputs, with messages that show expected vs got.
+#include "Inputs.hpp"
+
+#include "DType.hpp"
+#include "Error.hpp"
+
+namespace kiln::rt {
+
+namespace {
+
+std::vector<int64_t> shapeOf(const kiln_tensor& t) {
+  return std::vector<int64_t>(t.shape, t.shape + t.rank);
+}
+
+std::string inputNames(const EntryDesc& e) {
+  return join(e.inputs, [](const TensorDesc& t) { return "'" + t.name + "'"; });
+}
+
+void checkInput(const EntryDesc& e, const TensorDesc& want, const kiln_tensor& got) {
+  std::string who = cat("entry '", e.name, "': input '", want.name, "'");
+  if (!isValidDType(got.dtype))
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has invalid dtype value ", int(got.dtype));
+  if (got.dtype != want.dtype)
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has dtype ", kiln_dtype_name(got.dtype),
+         ", expected ", kiln_dtype_name(want.dtype));
+  if (got.rank < 0 || (got.rank > 0 && !got.shape))
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has rank ", got.rank, " and ",
+         got.shape ? "a shape" : "no shape array");
+  if (size_t(got.rank) != want.dims.size())
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has rank ", got.rank, ", expected ",
+         want.dims.size(), " ", want.describe());
+  uint64_t count = 1;
+  for (int32_t d = 0; d < got.rank; ++d) {
+    if (got.shape[d] < 0)
+      fail(KILN_STATUS_INVALID_ARGUMENT, who, " has negative size ", got.shape[d],
+           " in dim ", d);
+    if (__builtin_mul_overflow(count, uint64_t(got.shape[d]), &count))
+      fail(KILN_STATUS_INVALID_ARGUMENT, who, " has an impossibly large shape ",
+           formatShape(shapeOf(got)));
+  }
+  if (count > 0 && !got.data)
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has shape ", formatShape(shapeOf(got)),
+         " but its data is NULL");
+}
+
+} // namespace
+
+std::vector<const kiln_tensor*> matchInputs(const EntryDesc& e, const kiln_tensor* inputs,
+                                            size_t count) {
+  if (count > 0 && !inputs)
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': inputs is NULL but ", count,
+         " inputs were passed");
+  std::vector<const kiln_tensor*> byInput(e.inputs.size(), nullptr);
+  for (size_t i = 0; i < count; ++i) {
+    const char* name = inputs[i].name;
+    if (!name)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': inputs[", i, "] has no name");
+    size_t k = 0;
+    while (k < e.inputs.size() && e.inputs[k].name != name)
+      ++k;
+    if (k == e.inputs.size())
+      fail(KILN_STATUS_NOT_FOUND, "entry '", e.name, "' has no input '", name,
+           "'; its inputs are ", e.inputs.empty() ? "none" : inputNames(e));
+    if (byInput[k])
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", name,
+           "' is given more than once");
+    byInput[k] = &inputs[i];
+  }
+  std::vector<std::string> missing;
+  for (size_t k = 0; k < e.inputs.size(); ++k)
+    if (!byInput[k])
+      missing.push_back("'" + e.inputs[k].name + "'");
+  if (!missing.empty())
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': missing input",
+         missing.size() > 1 ? "s " : " ", join(missing, [](const std::string& s) { return s; }),
+         " (it takes ", inputNames(e), ")");
+  for (size_t k = 0; k < e.inputs.size(); ++k)
+    checkInput(e, e.inputs[k], *byInput[k]);
+  return byInput;
+}
+
+void bindDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
+              std::vector<int64_t>& values) {
+  values.assign(e.dimNames.size(), -1);
+  std::vector<std::pair<size_t, size_t>> boundBy(e.dimNames.size()); // (input, dim)
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const TensorDesc& want = e.inputs[i];
+    for (size_t d = 0; d < want.dims.size(); ++d) {
+      int slot = want.bindSlot[d];
+      if (slot < 0)
+        continue;
+      int64_t size = inputs[i]->shape[d];
+      if (values[slot] < 0) {
+        values[slot] = size;
+        boundBy[slot] = {i, d};
+      } else if (values[slot] != size) {
+        auto [j, jd] = boundBy[slot];
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': dimension '",
+             e.dimNames[slot], "' is ", values[slot], " in input '", e.inputs[j].name,
+             "' (dim ", jd, " of ", formatShape(shapeOf(*inputs[j])), ") but ", size,
+             " in input '", want.name, "' (dim ", d, " of ",
+             formatShape(shapeOf(*inputs[i])), ")");
+      }
+    }
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const TensorDesc& want = e.inputs[i];
+    for (size_t d = 0; d < want.dims.size(); ++d) {
+      if (want.bindSlot[d] >= 0)
+        continue;
+      int64_t expected;
+      std::string error;
+      if (!want.dims[d].evaluate(values.data(), expected, error))
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name,
+             "' dim ", d, ": ", error, " (with ", formatBindings(e, values), ")");
+      if (inputs[i]->shape[d] != expected) {
+        std::string expectation =
+            want.dims[d].isConstant()
+                ? std::to_string(expected)
+                : cat(want.dimTexts[d], " = ", expected, " with ", formatBindings(e, values));
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name,
+             "' has shape ", formatShape(shapeOf(*inputs[i])), ", expected ", want.describe(),
+             ": dim ", d, " is ", inputs[i]->shape[d], ", expected ", expectation);
+      }
+    }
+  }
+}
+
+std::string formatBindings(const EntryDesc& e, const std::vector<int64_t>& values) {
+  std::string out;
+  for (size_t s = 0; s < e.dimNames.size(); ++s)
+    out += cat(s ? ", " : "", e.dimNames[s], "=", values[s]);
+  return out;
+}
+
+} // namespace kiln::rt

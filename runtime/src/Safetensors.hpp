@@ -1,0 +1,37 @@
+// Safetensors.hpp - reading the safetensors container: 8-byte little-endian header length,
+// a JSON header {name: {dtype, shape, data_offsets}, "__metadata__"?}, then the data.
+#pragma once
+
+#include "MappedFile.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::rt {
+
+struct SafetensorsTensor {
+  std::string name;
+  std::string dtype; // as written: "F32", "BF16", ...
+  std::vector<int64_t> shape;
+  uint64_t begin = 0, end = 0; // offsets into the data section
+};
+
+class SafetensorsFile {
+public:
+  // Maps and structurally validates the file. Throws Error naming the file: NOT_FOUND /
+  // IO_ERROR for the file system, INVALID_WEIGHTS for anything malformed.
+  explicit SafetensorsFile(const std::string& path);
+
+  const std::string& path() const { return file_.path(); }
+  const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
+  const uint8_t* data(const SafetensorsTensor& t) const { return dataStart_ + t.begin; }
+
+private:
+  MappedFile file_;
+  const uint8_t* dataStart_ = nullptr;
+  std::vector<SafetensorsTensor> tensors_;
+};
+
+} // namespace kiln::rt

@@ -1,0 +1,242 @@
+// DriverTest.cpp - kiln-run as a user runs it: .npy and inline inputs, saved outputs checked
+// against a reference computed here, --init-weights, and clean failures (exit 1, a message,
+// never a crash).
+#include "TestUtil.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+extern char** environ;
+
+using namespace kiln::test;
+
+namespace {
+
+struct ToolRun {
+  int exitCode = -1;
+  bool crashed = false;
+  std::string out, err;
+};
+
+ToolRun kilnRun(const std::vector<std::string>& args) {
+  std::string outPath = tempPath("stdout"), errPath = tempPath("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
+  std::vector<char*> argv{const_cast<char*>(KILN_RUN)};
+  for (const std::string& a : args)
+    argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  ToolRun run;
+  if (posix_spawn(&pid, KILN_RUN, &actions, nullptr, argv.data(), environ) != 0) {
+    ADD_FAILURE() << "cannot spawn " << KILN_RUN;
+    return run;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  run.crashed = WIFSIGNALED(status);
+  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = readFile(outPath);
+  run.err = readFile(errPath);
+  std::remove(outPath.c_str());
+  std::remove(errPath.c_str());
+  return run;
+}
+
+template <typename T>
+void writeNpy(const std::string& path, const char* descr, const std::vector<int64_t>& shape,
+              const std::vector<T>& data) {
+  std::string dims;
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ",";
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  std::string bytes = std::string("\x93NUMPY\x01\x00", 8);
+  bytes += char(header.size() & 0xFF);
+  bytes += char(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(T));
+  writeFile(path, bytes);
+}
+
+// The data of an .npy file kiln-run saved (version 1, little-endian).
+template <typename T> std::vector<T> readNpyData(const std::string& path) {
+  std::string bytes = readFile(path);
+  EXPECT_GE(bytes.size(), 10u) << path;
+  if (bytes.size() < 10)
+    return {};
+  size_t headerLen = uint8_t(bytes[8]) | size_t(uint8_t(bytes[9])) << 8;
+  EXPECT_EQ((10 + headerLen) % 64, 0u);
+  std::vector<T> data((bytes.size() - 10 - headerLen) / sizeof(T));
+  std::memcpy(data.data(), bytes.data() + 10 + headerLen, data.size() * sizeof(T));
+  return data;
+}
+
+void expectCleanFailure(const ToolRun& run, const std::string& text) {
+  EXPECT_FALSE(run.crashed) << run.err;
+  EXPECT_EQ(run.exitCode, 1) << run.err;
+  EXPECT_EQ(run.err.rfind("kiln-run: error: ", 0), 0u) << run.err;
+  EXPECT_NE(run.err.find(text), std::string::npos) << run.err;
+}
+
+struct DriverFixture : ::testing::Test {
+  std::mt19937 rng{2024};
+  FakeWeights weights{rng};
+};
+
+} // namespace
+
+TEST_F(DriverFixture, NpyInputsAndSavedOutputsMatchReference) {
+  std::vector<float> x = randomFloats(2 * 3 * 4, rng), y = randomFloats(2 * 3 * 4, rng);
+  std::string xPath = tempPath("x.npy"), yPath = tempPath("y.npy"), dir = tempPath("out");
+  writeNpy(xPath, "<f4", {2, 3, 4}, x);
+  std::vector<double> y64(y.begin(), y.end()); // float64 files are narrowed
+  writeNpy(yPath, "<f8", {2, 3, 4}, y64);
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
+                     "x=" + xPath, "--input", "y=" + yPath, "--save-outputs", dir, "--print",
+                     "full"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("output z: f32 [6, 4]\n  [0, :] "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("output s: f32 [2, 3, 4]\n  [0, 0, :] "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("time: median "), std::string::npos) << run.out;
+
+  std::vector<float> z = readNpyData<float>(dir + "/z.npy");
+  std::vector<float> want = referenceForward(x, std::vector<float>(y64.begin(), y64.end()),
+                                             weights);
+  ASSERT_EQ(z.size(), want.size());
+  for (size_t i = 0; i < z.size(); ++i)
+    EXPECT_FLOAT_EQ(z[i], want[i]) << i;
+}
+
+TEST_F(DriverFixture, Int64NpyFeedsAnInt32Input) {
+  std::vector<int64_t> pos{3, -7, 11, 250, -1, 9};
+  std::string posPath = tempPath("pos.npy"), dir = tempPath("out");
+  writeNpy(posPath, "<i8", {2, 3}, pos);
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--input",
+                     "pos=" + posPath, "--input", "tok=2x2:5,6,7,8", "--save-outputs", dir});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::vector<int64_t> out = readNpyData<int64_t>(dir + "/out.npy");
+  ASSERT_EQ(out.size(), pos.size());
+  for (size_t i = 0; i < pos.size(); ++i)
+    EXPECT_EQ(out[i], 2 * pos[i]);
+}
+
+TEST_F(DriverFixture, FloatNpyForAnIntegerInputIsRejected) {
+  std::string posPath = tempPath("pos.npy");
+  writeNpy(posPath, "<f4", {1, 2}, std::vector<float>{1.5f, 2.5f});
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--input",
+                     "pos=" + posPath, "--input", "tok=1x1:1"});
+  expectCleanFailure(run, "holds floating-point f4 values but the input is i32");
+}
+
+TEST_F(DriverFixture, RandomInputsUseDims) {
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--random",
+                     "--dim", "B=3", "--dim", "T=4", "--seed", "5"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("output out: i64 [3, 5]\n  values: "), std::string::npos) << run.out;
+
+  // Given inputs bind dims for the random ones.
+  run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--random",
+                 "--input", "tok=2x6:1,2,3,4,5,6,7,8,9,10,11,12"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("output out: i64 [2, 7]"), std::string::npos) << run.out;
+}
+
+TEST_F(DriverFixture, RandomWithoutDimsSaysWhichAreNeeded) {
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--random"});
+  expectCleanFailure(run, "--random: input 'x' has shape [B, S, 4]; give --dim B=N, --dim S=N");
+}
+
+TEST_F(DriverFixture, InitWeightsWritesLoadableReproducibleWeights) {
+  std::string a = tempPath("a.safetensors"), b = tempPath("b.safetensors");
+  ToolRun run = kilnRun({"--init-weights", a, FAKE_MODEL, "--seed", "3"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("wrote 2 parameters (8 values)"), std::string::npos) << run.out;
+  run = kilnRun({"--init-weights", b, FAKE_MODEL, "--seed", "3"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_EQ(readFile(a), readFile(b));
+
+  kiln_model* model = nullptr;
+  kiln_weights* w = nullptr;
+  ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
+  ASSERT_OK(kiln_weights_open(model, a.c_str(), &w));
+  kiln_weights_release(w);
+  kiln_model_release(model);
+
+  run = kilnRun({FAKE_MODEL, "--weights", a, "--entry", "forward", "--random", "--dim", "B=2",
+                 "--dim", "S=2"});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+
+  run = kilnRun({"--init-weights", b, FAKE_MODEL, "--scale", "0.01"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::string bytes = readFile(b);
+  uint64_t len = 0;
+  for (int i = 7; i >= 0; --i)
+    len = len << 8 | uint8_t(bytes[i]);
+  size_t count = (bytes.size() - 8 - len) / 4;
+  ASSERT_EQ(count, 8u);
+  for (size_t i = 0; i < count; ++i) {
+    float v;
+    std::memcpy(&v, bytes.data() + 8 + len + 4 * i, 4);
+    EXPECT_LE(std::fabs(v), 0.01f);
+    EXPECT_NE(v, 0.0f);
+  }
+}
+
+TEST_F(DriverFixture, ListShowsEntriesAndParameters) {
+  ToolRun run = kilnRun({FAKE_MODEL, "--list"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("model fake (target x86-64-linux): 3 entries, 2 parameters"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("entry widen (dynamic dims: B, T)\n  input  tok: i32 [B, T]\n"
+                         "  input  pos: i32 [B, T+1]\n  output out: i64 [B, T + 1]"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("  proj.bias: f32 [2, 2]"), std::string::npos) << run.out;
+}
+
+TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
+  expectCleanFailure(kilnRun({"/no/such/model.so", "--list"}), "/no/such/model.so");
+  expectCleanFailure(kilnRun({NOT_KILN_SO, "--list"}), "is not a Kiln model");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--entry", "forward", "--random"}),
+                     "pass --weights FILE");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--random"}),
+                     "has 3 entries (forward, widen, broken); choose one with --entry");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                              "--input", "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"}),
+                     "--input x: shape [1, 2, 4] needs 8 values, got 7");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                              "--input", "q=1:1"}),
+                     "entry 'forward' has no input 'q'; its inputs are 'x', 'y'");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                              "--random", "--dim", "Q=3"}),
+                     "--dim Q: entry 'forward' has no dimension 'Q' (it has B, S)");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                              "--input", "x=1x1x4:1,2,3,4", "--input", "y=2x1x4:1,2,3,4,5,6,7,8"}),
+                     "dimension 'B' is 1 in input 'x'");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "broken",
+                              "--input", "x=3:0.5,1.5,2.5"}),
+                     "fake_fail: refusing to process x of 3 elements");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", "/no/weights.safetensors"}),
+                     "weights file '/no/weights.safetensors'");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--bogus"}), "unknown option '--bogus'");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--input", "x"}), "--input expects NAME=VALUE");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
+                              "--input", "pos=1x2:1.5,2", "--input", "tok=1x1:1"}),
+                     "value 0 '1.5' is not an integer (the input is i32)");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
+                              "--input", "pos=/no/pos.npy", "--input", "tok=1x1:1"}),
+                     "'/no/pos.npy': cannot open");
+}

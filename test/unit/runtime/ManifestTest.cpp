@@ -1,0 +1,164 @@
+// ManifestTest.cpp - manifest validation: a good manifest parses; each class of mistake a
+// compiler could make is caught with a message pointing at its JSON location.
+#include "Error.hpp"
+#include "Manifest.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace kiln::rt;
+
+namespace {
+
+// A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
+// it with textual replacements.
+const std::string kGood = R"({
+  "abi_version": 1, "model": "m", "target": "host",
+  "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
+  "kernels": ["mm", "copy"],
+  "entries": [{
+    "name": "forward",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", "S", 8], "buffer": 0},
+               {"name": "len", "dtype": "i32", "shape": ["B"]}],
+    "outputs": [{"name": "y", "dtype": "f32", "shape": ["B*S", 8], "buffer": 3}],
+    "buffers": [
+      {"dtype": "f32", "shape": ["B", "S", 8], "kind": "input", "input": 0},
+      {"dtype": "f32", "shape": [8, 8], "kind": "parameter", "parameter": 0},
+      {"dtype": "f32", "shape": ["B", "S", 8], "kind": "temp"},
+      {"dtype": "f32", "shape": ["B*S", 8], "kind": "view", "view_of": 2}
+    ],
+    "steps": [{"kernel": 0, "args": [0, 1, 2]}]
+  }]
+})";
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in manifest";
+  if (at != std::string::npos)
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+// The message of the Error parsing `text` throws (and its code).
+std::pair<kiln_status_code, std::string> failure(const std::string& text) {
+  try {
+    parseManifest(text);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  ADD_FAILURE() << "manifest was accepted:\n" << text;
+  return {KILN_STATUS_OK, ""};
+}
+
+void expectInvalid(const std::string& text, const std::string& message) {
+  auto [code, got] = failure(text);
+  EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL) << got;
+  EXPECT_EQ(got, "invalid manifest: " + message);
+}
+
+} // namespace
+
+TEST(Manifest, GoodManifestParses) {
+  auto m = parseManifest(kGood);
+  EXPECT_EQ(m->model, "m");
+  ASSERT_EQ(m->entries.size(), 1u);
+  const EntryDesc& e = m->entries[0];
+  EXPECT_EQ(e.dimNames, (std::vector<std::string>{"B", "S"}));
+  EXPECT_EQ(e.inputs[0].bindSlot, (std::vector<int>{0, 1, -1}));
+  EXPECT_EQ(e.inputs[1].buffer, -1); // unused input needs no buffer
+  EXPECT_EQ(e.buffers[3].root, 2);
+  EXPECT_EQ(e.inputs[0].staticShape, (std::vector<int64_t>{-1, -1, 8}));
+  kiln_tensor_info info = e.outputs[0].info();
+  EXPECT_STREQ(info.dims[0], "B*S");
+}
+
+TEST(Manifest, RejectsNonJsonAndOtherAbi) {
+  auto [code, message] = failure("{\"abi_version\": 1,");
+  EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
+  EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
+  auto [abiCode, abiMessage] = failure(replaced(kGood, "\"abi_version\": 1", "\"abi_version\": 7"));
+  EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
+  EXPECT_EQ(abiMessage, "manifest abi_version is 7; this runtime supports 1");
+}
+
+TEST(Manifest, RejectsMissingOrMistypedFields) {
+  expectInvalid(replaced(kGood, "\"model\": \"m\",", ""), "manifest: missing \"model\"");
+  expectInvalid(replaced(kGood, "\"dtype\": \"i32\"", "\"dtype\": \"int\""),
+                "entries[0] ('forward').inputs[1].dtype: unknown dtype \"int\" (expected f32, "
+                "i32 or i64)");
+  expectInvalid(replaced(kGood, "\"kind\": \"temp\"", "\"kind\": \"scratch\""),
+                "entries[0] ('forward').buffers[2].kind: unknown kind \"scratch\" (expected "
+                "input, parameter, temp or view)");
+  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0", "[\"B\", \"S\", -8], \"buffer\": 0"),
+                "entries[0] ('forward').inputs[0].shape[2]: negative size -8");
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"buffer\": 3", "[\"B*\", 8], \"buffer\": 3"),
+                "entries[0] ('forward').outputs[0].shape[0]: bad dimension expression \"B*\": "
+                "expression ends where a number, name or '(' was expected");
+  expectInvalid(replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [\"D\", 8]}]"),
+                "parameters[0].shape[0]: parameter shapes must be static, got \"D\"");
+}
+
+TEST(Manifest, RejectsBadIndices) {
+  expectInvalid(replaced(kGood, "\"view_of\": 2", "\"view_of\": 9"),
+                "entries[0] ('forward').buffers[3].view_of: index 9 out of range (4 buffers)");
+  expectInvalid(replaced(kGood, "\"kernel\": 0", "\"kernel\": 2"),
+                "entries[0] ('forward').steps[0].kernel: index 2 out of range (2 kernels)");
+  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 1, -1]"),
+                "entries[0] ('forward').steps[0].args[2]: index -1 out of range (4 buffers)");
+  expectInvalid(replaced(kGood, "\"parameter\": 0}", "\"parameter\": 1}"),
+                "entries[0] ('forward').buffers[1].parameter: index 1 out of range (1 "
+                "parameters)");
+  expectInvalid(replaced(kGood, "\"view_of\": 2", "\"view_of\": 3"),
+                "entries[0] ('forward').buffers[3]: view_of forms a cycle");
+}
+
+TEST(Manifest, RejectsInconsistentBuffers) {
+  expectInvalid(replaced(kGood, "\"shape\": [8, 8], \"kind\"", "\"shape\": [8, 4], \"kind\""),
+                "entries[0] ('forward').buffers[1]: buffer does not match parameter 'w' (f32 "
+                "[8, 8])");
+  expectInvalid(replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\"",
+                         "{\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"kind\""),
+                "entries[0] ('forward').buffers[3]: view is i32 but buffers[2] it views is f32");
+  expectInvalid(replaced(kGood, "\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"buffer\"",
+                         "\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"buffer\""),
+                "entries[0] ('forward').outputs[0]: output 'y' is i32 [B*S, 8] but buffers[3] "
+                "is f32 of rank 2");
+  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"kind\": \"input\"",
+                         "[\"B\", 8], \"kind\": \"input\""),
+                "entries[0] ('forward').buffers[0]: buffer is f32 of rank 2 but input 'x' is f32 "
+                "[B, S, 8]");
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[16, 5], \"kind\": \"view\", "
+                         "\"view_of\": 1}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+                "entries[0] ('forward').buffers[3]: view has 80 elements but buffers[1] has "
+                "64");
+}
+
+TEST(Manifest, RejectsUnboundDimensions) {
+  expectInvalid(replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\"}",
+                         "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\"}"),
+                "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound by any "
+                "input (no input has a shape item that is exactly 'T')");
+}
+
+TEST(Manifest, RejectsStepsThatReadUnwrittenOrWriteInputs) {
+  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [3, 1, 2]"),
+                "entries[0] ('forward').steps[0].args[0]: kernel 'mm' reads buffers[3] before "
+                "any step writes it");
+  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 2, 1]"),
+                "entries[0] ('forward').steps[0].args[1]: kernel 'mm' reads buffers[2] before "
+                "any step writes it");
+  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [1, 1, 0]"),
+                "entries[0] ('forward').steps[0].args[2]: kernel 'mm' writes buffers[0], which "
+                "is an input");
+  expectInvalid(replaced(kGood, "\"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]", "\"steps\": []"),
+                "entries[0] ('forward').outputs[0]: output 'y' is never written by any step");
+}
+
+TEST(Manifest, RejectsDuplicates) {
+  expectInvalid(replaced(kGood, "\"name\": \"len\"", "\"name\": \"x\""),
+                "entries[0] ('forward').inputs[1]: duplicate input name 'x'");
+  expectInvalid(replaced(kGood, "[\"mm\", \"copy\"]", "[\"mm\", \"mm\"]"),
+                "kernels[1]: duplicate kernel 'mm'");
+  expectInvalid(replaced(kGood, "\"entries\": [{", "\"entries\": [{\"name\": \"forward\", "
+                "\"inputs\": [], \"outputs\": [], \"buffers\": [], \"steps\": []}, {"),
+                "entries[0] ('forward').outputs: an entry needs at least one output");
+}
