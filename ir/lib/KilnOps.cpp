@@ -6,6 +6,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -24,6 +26,12 @@ static llvm::SmallVector<int64_t, 4> toI64s(ArrayAttr array) {
 
 LogicalResult kiln::verifySymbolicShape(Operation *op) {
   auto iface = cast<SymbolicShapeOpInterface>(op);
+  // Interface verifiers run before the ODS type constraints; leave other types to those,
+  // which name the operand and the expected type.
+  auto isRanked = [](Value v) { return v.getType().isa<RankedTensorType>(); };
+  if (!llvm::all_of(op->getOperands(), isRanked) ||
+      !llvm::all_of(op->getResults(), isRanked))
+    return success();
   llvm::SmallVector<SymShape, 3> operands;
   for (Value v : op->getOperands())
     operands.push_back(shapeOf(v.getType().cast<RankedTensorType>()));
@@ -61,7 +69,8 @@ LogicalResult kiln::verifyReturn(ReturnOp op) {
   auto func = op->getParentOfType<FuncOp>();
   ArrayRef<Type> results = func.getType().getResults();
   if (op.getNumOperands() != results.size())
-    return op.emitOpError() << "returns " << op.getNumOperands() << " values but '"
+    return op.emitOpError() << "returns " << op.getNumOperands()
+                            << (op.getNumOperands() == 1 ? " value" : " values") << " but '"
                             << func.getName() << "' declares " << results.size();
   for (unsigned i = 0; i < results.size(); ++i)
     if (op.getOperand(i).getType() != results[i])
@@ -118,9 +127,15 @@ ShapeResult TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 OpFoldResult ScaleOp::fold(ArrayRef<Attribute>) {
   if (factor().convertToFloat() == 1.0f)
     return input();
-  // scale(scale(x, a), b) -> scale(x, a * b), in place.
+  // scale(scale(x, a), b) -> scale(x, a * b), in place, unless a * b overflows or
+  // underflows in f32: (x * 1e30) * 1e30 is inf for large x, but x * inf is NaN at 0.
   if (auto inner = input().getDefiningOp<ScaleOp>()) {
-    float combined = inner.factor().convertToFloat() * factor().convertToFloat();
+    float a = inner.factor().convertToFloat(), b = factor().convertToFloat();
+    float combined = a * b;
+    bool representable = std::isfinite(combined) &&
+                         (std::isnormal(combined) || a == 0.0f || b == 0.0f);
+    if (!representable)
+      return {};
     (*this)->setAttr(factorAttrName(), FloatAttr::get(Float32Type::get(getContext()),
                                                        combined));
     (*this)->setOperand(0, inner.input());
@@ -152,7 +167,8 @@ OpFoldResult TransposeOp::fold(ArrayRef<Attribute>) {
         return false;
     return true;
   };
-  if (isIdentity(perm))
+  // A fold must keep the result type, which may refine a dynamic input dimension.
+  if (isIdentity(perm) && input().getType() == getType())
     return input();
   // transpose(transpose(x, p), q) -> transpose(x, p o q), in place.
   if (auto inner = input().getDefiningOp<TransposeOp>()) {

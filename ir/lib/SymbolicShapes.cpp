@@ -8,7 +8,13 @@ using namespace kiln;
 
 static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index) {
   BlockArgument arg = func.getArgument(index);
-  SymShape shape = shapeOf(arg.getType().cast<RankedTensorType>());
+  auto type = arg.getType().dyn_cast<RankedTensorType>();
+  if (!type) {
+    func.emitError() << "input #" << index << " of '" << func.getName() << "' has type "
+                     << arg.getType() << "; entry inputs must be ranked tensors";
+    return failure();
+  }
+  SymShape shape = shapeOf(type);
   auto names = func.getArgAttrOfType<ArrayAttr>(index, kDimsAttr);
   for (size_t i = 0; i < shape.size(); ++i) {
     SymDim &dim = shape[i];
@@ -41,9 +47,11 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func) {
       return WalkResult::advance();
     auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
     if (!iface) {
-      // Ops without a rule (parameters) have fully static result types.
+      // Ops without a rule (parameters) have fully static result types; a foreign op's
+      // non-tensor results have no shape to track.
       for (Value r : op->getResults())
-        shapes[r] = shapeOf(r.getType().cast<RankedTensorType>());
+        if (auto type = r.getType().dyn_cast<RankedTensorType>())
+          shapes[r] = shapeOf(type);
       return WalkResult::advance();
     }
     llvm::SmallVector<SymShape, 3> operands;

@@ -19,7 +19,7 @@
 namespace kiln::reference {
 
 /// A dense row-major tensor on the host. Exactly one of `f32` / `i32` holds the data,
-/// according to `isInt`.
+/// according to `isInt`. The factories zero-fill when given no data.
 struct HostTensor {
   std::vector<int64_t> shape;
   bool isInt = false;
@@ -34,8 +34,12 @@ struct HostTensor {
 using TensorMap = std::map<std::string, HostTensor>;
 
 /// Runs entry point `entry` of `module`. Inputs are matched by the entry's `kiln.name`
-/// argument attributes and parameters by name; the result maps output names to values.
-/// Missing or mis-shaped inputs and parameters are errors, never crashes.
+/// argument attributes ("arg<i>" where an argument has none) and parameters by name;
+/// the result maps output names (`kiln.name` result attributes, else "result<i>") to
+/// values. Missing, unexpected or mis-shaped inputs, missing or mis-shaped parameters,
+/// dynamic dimensions named alike but sized differently, and ops the interpreter does
+/// not know are errors, never crashes. Extra parameters are ignored (a weights file
+/// holds those of every entry).
 llvm::Expected<TensorMap> run(mlir::ModuleOp module, llvm::StringRef entry,
                               const TensorMap &inputs, const TensorMap &parameters);
 

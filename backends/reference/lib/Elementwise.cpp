@@ -1,0 +1,47 @@
+//===- Elementwise.cpp - Reference kernels of elementwise kiln ops --------===//
+
+#include "Kernels.h"
+
+using namespace kiln::reference;
+
+/// `op` applied to `lhs` and `rhs` broadcast against each other, NumPy style.
+template <typename Op>
+static llvm::Expected<HostTensor> broadcastBinary(const HostTensor &lhs,
+                                                  const HostTensor &rhs, Op op) {
+  llvm::Expected<Shape> shape = broadcastShapes(lhs.shape, rhs.shape);
+  if (!shape)
+    return shape.takeError();
+  Shape lhsStrides = broadcastStrides(lhs.shape, shape->size());
+  Shape rhsStrides = broadcastStrides(rhs.shape, shape->size());
+  HostTensor out = HostTensor::floats(*shape);
+  int64_t i = 0;
+  forEachIndex(*shape, [&](llvm::ArrayRef<int64_t> index) {
+    out.f32[i++] = op(lhs.f32[dot(index, lhsStrides)], rhs.f32[dot(index, rhsStrides)]);
+  });
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::add(const HostTensor &lhs,
+                                                const HostTensor &rhs) {
+  return broadcastBinary(lhs, rhs, [](float a, float b) { return a + b; });
+}
+
+llvm::Expected<HostTensor> kiln::reference::mul(const HostTensor &lhs,
+                                                const HostTensor &rhs) {
+  return broadcastBinary(lhs, rhs, [](float a, float b) { return a * b; });
+}
+
+HostTensor kiln::reference::scale(const HostTensor &input, float factor) {
+  HostTensor out = input;
+  for (float &x : out.f32)
+    x *= factor;
+  return out;
+}
+
+HostTensor kiln::reference::relu(const HostTensor &input) {
+  HostTensor out = input;
+  // Written so that NaN passes through, as in PyTorch.
+  for (float &x : out.f32)
+    x = x < 0.0f ? 0.0f : x;
+  return out;
+}

@@ -1,0 +1,247 @@
+//===- Interpreter.cpp - Runs an entry point of a kiln module op by op ----===//
+//
+// Checks everything a caller hands in against the entry's types at this public
+// boundary, then evaluates each op with its kernel (Kernels.h). To support a new op,
+// write its kernel and add one case to evaluateOp().
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include "kiln/ir/KilnOps.h"
+#include "kiln/ir/SymbolicShapes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::reference;
+
+template <typename T> static std::string print(const T &printable) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printable.print(os);
+  return os.str();
+}
+
+static std::vector<int64_t> toI64s(ArrayAttr array) {
+  std::vector<int64_t> values;
+  for (Attribute a : array)
+    values.push_back(a.cast<IntegerAttr>().getInt());
+  return values;
+}
+
+/// The one place that knows which kernel evaluates which op.
+static llvm::Expected<HostTensor> evaluateOp(Operation *op,
+                                             llvm::ArrayRef<const HostTensor *> args) {
+  using Result = llvm::Expected<HostTensor>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<MatmulOp>([&](MatmulOp m) -> Result {
+        return matmul(*args[0], *args[1], m.transpose_lhs(), m.transpose_rhs());
+      })
+      .Case<AddOp>([&](AddOp) -> Result { return add(*args[0], *args[1]); })
+      .Case<MulOp>([&](MulOp) -> Result { return mul(*args[0], *args[1]); })
+      .Case<ScaleOp>([&](ScaleOp s) -> Result {
+        return scale(*args[0], s.factor().convertToFloat());
+      })
+      .Case<ReluOp>([&](ReluOp) -> Result { return relu(*args[0]); })
+      .Case<SoftmaxOp>([&](SoftmaxOp s) -> Result {
+        return softmax(*args[0], static_cast<int64_t>(s.axis()));
+      })
+      .Case<LayerNormOp>([&](LayerNormOp l) -> Result {
+        return layerNorm(*args[0], *args[1], *args[2], l.epsilon().convertToFloat());
+      })
+      .Case<ReshapeOp>(
+          [&](ReshapeOp r) -> Result { return reshape(*args[0], toI64s(r.shape())); })
+      .Case<TransposeOp>([&](TransposeOp t) -> Result {
+        return transpose(*args[0], toI64s(t.permutation()));
+      })
+      .Default([&](Operation *) -> Result {
+        return makeError("is not supported by the reference interpreter");
+      });
+}
+
+/// Checks that `t` can be a value of `type`: element type, rank, static sizes and the
+/// amount of data. `what` names the value for the message ("input 'x'").
+static llvm::Error checkAgainstType(const HostTensor &t, Type type,
+                                    const std::string &what) {
+  auto ranked = type.dyn_cast<RankedTensorType>();
+  Type element = ranked ? ranked.getElementType() : Type();
+  if (!ranked || !(element.isF32() || element.isSignlessInteger(32)))
+    return makeError(what + " has type " + print(type) +
+                     ", which the reference interpreter does not support");
+  if (t.isInt != element.isSignlessInteger(32))
+    return makeError(what + " holds " + (t.isInt ? "i32" : "f32") +
+                     " data but its type is " + print(type));
+  bool fits = t.shape.size() == static_cast<size_t>(ranked.getRank());
+  for (size_t i = 0; fits && i < t.shape.size(); ++i)
+    fits =
+        t.shape[i] >= 0 && (ranked.isDynamicDim(i) || t.shape[i] == ranked.getDimSize(i));
+  if (!fits)
+    return makeError(what + " has shape " + shapeToString(t.shape) + " but its type is " +
+                     print(type));
+  size_t size = t.isInt ? t.i32.size() : t.f32.size();
+  if (static_cast<int64_t>(size) != t.numElements())
+    return makeError(what + " holds " + std::to_string(size) +
+                     " elements but its shape " + shapeToString(t.shape) + " has " +
+                     std::to_string(t.numElements()));
+  return llvm::Error::success();
+}
+
+/// The name the caller uses for input `i` (results: output `i`) of `func`.
+static std::string inputName(FuncOp func, unsigned i) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr))
+    return name.getValue().str();
+  return "arg" + std::to_string(i);
+}
+
+static std::string outputName(FuncOp func, unsigned i) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr))
+    return name.getValue().str();
+  return "result" + std::to_string(i);
+}
+
+namespace {
+/// The values of one run of one entry point.
+class Evaluation {
+public:
+  Evaluation(FuncOp func, const TensorMap &parameters)
+      : func(func), parameters(parameters) {}
+
+  llvm::Error bindInputs(const TensorMap &inputs);
+  llvm::Expected<TensorMap> run();
+
+private:
+  llvm::Error evaluate(Operation *op);
+  llvm::Error bindParameter(ParameterOp op);
+  std::string entryName() { return "entry '" + func.getName().str() + "'"; }
+
+  FuncOp func;
+  const TensorMap &parameters;
+  llvm::DenseMap<Value, HostTensor> values;
+};
+} // namespace
+
+llvm::Error Evaluation::bindInputs(const TensorMap &inputs) {
+  std::map<std::string, unsigned> byName;
+  // A dynamic dim named in `kiln.dims` has one size per run, whichever input gives it.
+  std::map<std::string, std::pair<int64_t, std::string>> dimSizes;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    std::string name = inputName(func, i);
+    byName[name] = i;
+    auto it = inputs.find(name);
+    if (it == inputs.end())
+      return makeError(entryName() + " is missing input '" + name + "'");
+    const HostTensor &t = it->second;
+    if (llvm::Error e = checkAgainstType(t, func.getArgument(i).getType(),
+                                         entryName() + " input '" + name + "'"))
+      return e;
+    auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr);
+    for (size_t d = 0; dims && d < dims.size() && d < t.shape.size(); ++d) {
+      auto dimName = dims[d].dyn_cast<StringAttr>();
+      if (!dimName || dimName.getValue().empty())
+        continue;
+      auto [bound, inserted] =
+          dimSizes.try_emplace(dimName.getValue().str(), t.shape[d], name);
+      if (!inserted && bound->second.first != t.shape[d])
+        return makeError(entryName() + ": dimension '" + dimName.getValue() + "' is " +
+                         std::to_string(bound->second.first) + " in input '" +
+                         bound->second.second + "' but " + std::to_string(t.shape[d]) +
+                         " in input '" + name + "'");
+    }
+    values[func.getArgument(i)] = t;
+  }
+  for (const auto &input : inputs)
+    if (!byName.count(input.first))
+      return makeError(entryName() + " has no input named '" + input.first + "'");
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluation::bindParameter(ParameterOp op) {
+  auto it = parameters.find(op.name().str());
+  if (it == parameters.end())
+    return makeError("parameter '" + op.name() + "' is missing");
+  if (llvm::Error e = checkAgainstType(it->second, op.getType(),
+                                       "parameter '" + op.name().str() + "'"))
+    return e;
+  values[op.getResult()] = it->second;
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluation::evaluate(Operation *op) {
+  if (auto parameter = dyn_cast<ParameterOp>(op))
+    return bindParameter(parameter);
+  std::string where =
+      "'" + op->getName().getStringRef().str() + "' at " + print(op->getLoc());
+  if (op->getNumResults() != 1)
+    return makeError(where + " is not supported by the reference interpreter");
+  llvm::SmallVector<const HostTensor *, 3> args;
+  for (Value v : op->getOperands()) {
+    auto it = values.find(v);
+    if (it == values.end())
+      return makeError(where + " uses a value defined outside the entry's body");
+    args.push_back(&it->second);
+  }
+  llvm::Expected<HostTensor> result = evaluateOp(op, args);
+  if (!result)
+    return makeError(where + ": " + llvm::toString(result.takeError()));
+  // Dynamic sizes that contradict a static size further down surface here.
+  if (llvm::Error e =
+          checkAgainstType(*result, op->getResult(0).getType(), where + " result"))
+    return e;
+  values[op->getResult(0)] = std::move(*result);
+  return llvm::Error::success();
+}
+
+llvm::Expected<TensorMap> Evaluation::run() {
+  for (Operation &op : func.front()) {
+    if (auto ret = dyn_cast<ReturnOp>(op)) {
+      TensorMap outputs;
+      for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+        if (!outputs.emplace(outputName(func, i), values[ret.getOperand(i)]).second)
+          return makeError(entryName() + " has two outputs named '" +
+                           outputName(func, i) + "'");
+      return outputs;
+    }
+    if (llvm::Error e = evaluate(&op))
+      return std::move(e);
+  }
+  return makeError(entryName() + " does not end in kiln.return");
+}
+
+/// Verifies `func`, so that an op built or rewritten without verification cannot make
+/// a kernel read out of bounds; the diagnostics become the error message.
+static llvm::Error verifyEntry(FuncOp func) {
+  std::string messages;
+  ScopedDiagnosticHandler handler(func.getContext(), [&](Diagnostic &d) {
+    messages += (messages.empty() ? "" : "\n") + print(d.getLocation()) + ": " + d.str();
+    return success();
+  });
+  if (failed(verify(func)))
+    return makeError("entry '" + func.getName() + "' is invalid: " + messages);
+  return llvm::Error::success();
+}
+
+llvm::Expected<TensorMap> kiln::reference::run(ModuleOp module, llvm::StringRef entry,
+                                               const TensorMap &inputs,
+                                               const TensorMap &parameters) {
+  auto func = module.lookupSymbol<FuncOp>(entry);
+  if (!func) {
+    std::string known;
+    for (FuncOp f : module.getOps<FuncOp>())
+      known += (known.empty() ? "" : ", ") + f.getName().str();
+    return makeError("no entry point named '" + entry +
+                     "' (the module has: " + (known.empty() ? "none" : known) + ")");
+  }
+  if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+    return makeError("entry '" + entry + "' must have a body of one block");
+  if (llvm::Error e = verifyEntry(func))
+    return std::move(e);
+  Evaluation evaluation(func, parameters);
+  if (llvm::Error e = evaluation.bindInputs(inputs))
+    return std::move(e);
+  return evaluation.run();
+}

@@ -1,0 +1,79 @@
+//===- Kernels.h - The reference interpreter's op kernels -------*- C++ -*-===//
+//
+// One function per kiln op, over host tensors and the op's attributes only, so that a
+// kernel can be read (and checked) without knowing MLIR. Operands have already been
+// matched against the op's declared types; what a kernel still checks is what only the
+// run-time sizes of dynamic dimensions can break (broadcasting, contraction sizes,
+// element counts). Errors say what is wrong; the interpreter adds which op it was.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_REFERENCE_KERNELS_H
+#define KILN_BACKENDS_REFERENCE_KERNELS_H
+
+#include "kiln/backends/reference/Interpreter.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <functional>
+
+namespace kiln::reference {
+
+using Shape = std::vector<int64_t>;
+
+//===----------------------------------------------------------------------===//
+// Shape helpers (Shapes.cpp)
+//===----------------------------------------------------------------------===//
+
+/// "[2, 3, 4]".
+std::string shapeToString(llvm::ArrayRef<int64_t> shape);
+/// The number of elements of `shape` (1 for a scalar).
+int64_t product(llvm::ArrayRef<int64_t> shape);
+/// Row-major strides, in elements.
+Shape rowMajorStrides(llvm::ArrayRef<int64_t> shape);
+/// The NumPy broadcast of two shapes, or an error naming both.
+llvm::Expected<Shape> broadcastShapes(llvm::ArrayRef<int64_t> lhs,
+                                      llvm::ArrayRef<int64_t> rhs);
+/// Strides that read `shape` as if it had been broadcast to rank `rank`: 0 for missing
+/// leading dimensions and for dimensions of size 1.
+Shape broadcastStrides(llvm::ArrayRef<int64_t> shape, size_t rank);
+/// Calls `body` with every multi-index of `shape`, in row-major order.
+void forEachIndex(llvm::ArrayRef<int64_t> shape,
+                  const std::function<void(llvm::ArrayRef<int64_t>)> &body);
+/// sum_i index[i] * strides[i].
+int64_t dot(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides);
+/// A tensor of `shape` whose element i is `input`'s element `source[i]`, of either
+/// element type: the one loop behind every data-movement op.
+HostTensor gather(const HostTensor &input, Shape shape, llvm::ArrayRef<int64_t> source);
+/// An llvm::Error holding `message`.
+llvm::Error makeError(const llvm::Twine &message);
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+// Elementwise.cpp
+llvm::Expected<HostTensor> add(const HostTensor &lhs, const HostTensor &rhs);
+llvm::Expected<HostTensor> mul(const HostTensor &lhs, const HostTensor &rhs);
+HostTensor scale(const HostTensor &input, float factor);
+HostTensor relu(const HostTensor &input);
+
+// Matmul.cpp
+llvm::Expected<HostTensor> matmul(const HostTensor &lhs, const HostTensor &rhs,
+                                  bool transposeLhs, bool transposeRhs);
+
+// Normalization.cpp
+llvm::Expected<HostTensor> softmax(const HostTensor &input, int64_t axis);
+llvm::Expected<HostTensor> layerNorm(const HostTensor &input, const HostTensor &gamma,
+                                     const HostTensor &beta, float epsilon);
+
+// DataMovement.cpp
+llvm::Expected<HostTensor> reshape(const HostTensor &input,
+                                   llvm::ArrayRef<int64_t> newShape);
+llvm::Expected<HostTensor> transpose(const HostTensor &input,
+                                     llvm::ArrayRef<int64_t> permutation);
+
+} // namespace kiln::reference
+
+#endif // KILN_BACKENDS_REFERENCE_KERNELS_H

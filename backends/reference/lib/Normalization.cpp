@@ -1,0 +1,86 @@
+//===- Normalization.cpp - Reference kernels of softmax and layer_norm ----===//
+//
+// Sums, means and variances are taken in double so that the oracle is more accurate
+// than any float kernel compared against it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace kiln::reference;
+
+llvm::Expected<HostTensor> kiln::reference::softmax(const HostTensor &input,
+                                                    int64_t axis) {
+  int64_t rank = input.shape.size();
+  if (axis < 0 || axis >= rank)
+    return makeError("softmax axis " + std::to_string(axis) + " is out of range for " +
+                     shapeToString(input.shape));
+  llvm::ArrayRef<int64_t> shape = input.shape;
+  int64_t outer = product(shape.take_front(axis));
+  int64_t length = shape[axis];
+  int64_t inner = product(shape.drop_front(axis + 1));
+  HostTensor out = HostTensor::floats(input.shape);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      int64_t base = o * length * inner + i;
+      auto x = [&](int64_t j) { return double(input.f32[base + j * inner]); };
+      auto y = [&](int64_t j) -> float & { return out.f32[base + j * inner]; };
+      double max = -inf;
+      bool hasNaN = false;
+      for (int64_t j = 0; j < length; ++j) {
+        hasNaN |= std::isnan(x(j));
+        max = std::max(max, x(j));
+      }
+      if (hasNaN || max == -inf) {
+        // Every element -inf is a fully masked row: 0, and never (-inf) - (-inf).
+        float fill = hasNaN ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+        for (int64_t j = 0; j < length; ++j)
+          y(j) = fill;
+        continue;
+      }
+      double sum = 0.0;
+      for (int64_t j = 0; j < length; ++j)
+        sum += std::exp(x(j) - max);
+      for (int64_t j = 0; j < length; ++j)
+        y(j) = static_cast<float>(std::exp(x(j) - max) / sum);
+    }
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::layerNorm(const HostTensor &input,
+                                                      const HostTensor &gamma,
+                                                      const HostTensor &beta,
+                                                      float epsilon) {
+  if (input.shape.empty())
+    return makeError("layer_norm needs an input of rank >= 1");
+  int64_t features = input.shape.back();
+  for (const auto &[name, p] : {std::pair{"gamma", &gamma}, std::pair{"beta", &beta}})
+    if (p->shape != Shape{features})
+      return makeError(std::string("layer_norm ") + name + " has shape " +
+                       shapeToString(p->shape) + ", expected [" +
+                       std::to_string(features) + "] to match the last dimension of " +
+                       shapeToString(input.shape));
+  HostTensor out = HostTensor::floats(input.shape);
+  int64_t rows = features == 0 ? 0 : input.numElements() / features;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *x = &input.f32[r * features];
+    double mean = 0.0;
+    for (int64_t j = 0; j < features; ++j)
+      mean += x[j];
+    mean /= features;
+    // Two passes, so the variance never goes negative through cancellation.
+    double var = 0.0;
+    for (int64_t j = 0; j < features; ++j)
+      var += (x[j] - mean) * (x[j] - mean);
+    var /= features;
+    double invStd = 1.0 / std::sqrt(var + double(epsilon));
+    for (int64_t j = 0; j < features; ++j)
+      out.f32[r * features + j] = static_cast<float>(
+          (x[j] - mean) * invStd * double(gamma.f32[j]) + double(beta.f32[j]));
+  }
+  return out;
+}

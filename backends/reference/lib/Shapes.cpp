@@ -1,0 +1,115 @@
+//===- Shapes.cpp - Host tensors and shape arithmetic of the interpreter --===//
+
+#include "Kernels.h"
+
+using namespace kiln::reference;
+
+HostTensor HostTensor::floats(std::vector<int64_t> shape, std::vector<float> data) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  // An empty `data` asks for zeros; a wrong size is kept so that run() can report it.
+  t.f32 = data.empty() ? std::vector<float>(std::max<int64_t>(t.numElements(), 0))
+                       : std::move(data);
+  return t;
+}
+
+HostTensor HostTensor::ints(std::vector<int64_t> shape, std::vector<int32_t> data) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.isInt = true;
+  t.i32 = data.empty() ? std::vector<int32_t>(std::max<int64_t>(t.numElements(), 0))
+                       : std::move(data);
+  return t;
+}
+
+int64_t HostTensor::numElements() const { return product(shape); }
+
+std::string kiln::reference::shapeToString(llvm::ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+int64_t kiln::reference::product(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Shape kiln::reference::rowMajorStrides(llvm::ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+llvm::Expected<Shape> kiln::reference::broadcastShapes(llvm::ArrayRef<int64_t> lhs,
+                                                       llvm::ArrayRef<int64_t> rhs) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  Shape result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Aligned from the trailing dimension; a missing dimension acts as 1.
+    int64_t l = i < lhs.size() ? lhs[lhs.size() - 1 - i] : 1;
+    int64_t r = i < rhs.size() ? rhs[rhs.size() - 1 - i] : 1;
+    if (l != r && l != 1 && r != 1)
+      return makeError("shapes " + shapeToString(lhs) + " and " + shapeToString(rhs) +
+                       " do not broadcast: " + std::to_string(l) + " vs " +
+                       std::to_string(r));
+    result[rank - 1 - i] = l == 1 ? r : l;
+  }
+  return result;
+}
+
+Shape kiln::reference::broadcastStrides(llvm::ArrayRef<int64_t> shape, size_t rank) {
+  Shape own = rowMajorStrides(shape);
+  Shape strides(rank, 0);
+  size_t offset = rank - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    strides[offset + i] = shape[i] == 1 ? 0 : own[i];
+  return strides;
+}
+
+void kiln::reference::forEachIndex(
+    llvm::ArrayRef<int64_t> shape,
+    const std::function<void(llvm::ArrayRef<int64_t>)> &body) {
+  if (product(shape) == 0)
+    return;
+  Shape index(shape.size(), 0);
+  while (true) {
+    body(index);
+    // Odometer increment, last dimension fastest.
+    size_t d = shape.size();
+    while (d > 0 && ++index[d - 1] == shape[d - 1])
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
+
+int64_t kiln::reference::dot(llvm::ArrayRef<int64_t> index,
+                             llvm::ArrayRef<int64_t> strides) {
+  int64_t offset = 0;
+  for (size_t i = 0; i < index.size(); ++i)
+    offset += index[i] * strides[i];
+  return offset;
+}
+
+HostTensor kiln::reference::gather(const HostTensor &input, Shape shape,
+                                   llvm::ArrayRef<int64_t> source) {
+  HostTensor out;
+  out.shape = std::move(shape);
+  out.isInt = input.isInt;
+  for (int64_t s : source) {
+    if (input.isInt)
+      out.i32.push_back(input.i32[s]);
+    else
+      out.f32.push_back(input.f32[s]);
+  }
+  return out;
+}
+
+llvm::Error kiln::reference::makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}

@@ -1,0 +1,271 @@
+// Every verifier message of the kiln dialect, each at the op that triggers it.
+// RUN: kiln-opt %s --split-input-file --verify-diagnostics
+
+func @matmul_contraction_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'kiln.matmul' op matmul contraction dimensions differ: lhs [2, 3] contracts 3, rhs [4, 5] contracts 4}}
+  %0 = kiln.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  kiln.return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func @matmul_transposed_contraction_mismatch(%a: tensor<3x2xf32>, %b: tensor<5x4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{lhs [3, 2] contracts 3, rhs [5, 4] contracts 4}}
+  %0 = kiln.matmul %a, %b {transpose_lhs = true, transpose_rhs = true}
+      : (tensor<3x2xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  kiln.return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func @matmul_rank_1(%a: tensor<3xf32>, %b: tensor<3x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{matmul operands need rank >= 2, got lhs [3] and rhs [3, 4]}}
+  %0 = kiln.matmul %a, %b : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func @matmul_batch_mismatch(%a: tensor<2x3x4xf32>, %b: tensor<5x4x6xf32>) -> tensor<2x3x6xf32> {
+  // expected-error @+1 {{matmul batch dimensions: shapes [2] and [5] do not broadcast: 2 vs 5}}
+  %0 = kiln.matmul %a, %b : (tensor<2x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x3x6xf32>
+  kiln.return %0 : tensor<2x3x6xf32>
+}
+
+// -----
+
+func @add_broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.add' op shapes [2, 3] and [4] do not broadcast: 3 vs 4}}
+  %0 = kiln.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @mul_broadcast_mismatch(%a: tensor<2x1x3xf32>, %b: tensor<4x2xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{'kiln.mul' op shapes [2, 1, 3] and [4, 2] do not broadcast: 3 vs 2}}
+  %0 = kiln.mul %a, %b : (tensor<2x1x3xf32>, tensor<4x2xf32>) -> tensor<2x4x3xf32>
+  kiln.return %0 : tensor<2x4x3xf32>
+}
+
+// -----
+
+func @add_i32(%a: tensor<2xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.add' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2xi32>'}}
+  %0 = kiln.add %a, %a : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
+func @relu_unranked(%a: tensor<*xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kiln.relu' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<*xf32>'}}
+  %0 = kiln.relu %a : tensor<*xf32>
+  kiln.return %0 : tensor<*xf32>
+}
+
+// -----
+
+func @add_unranked_result(%a: tensor<2xf32>) -> tensor<*xf32> {
+  // expected-error @+1 {{'kiln.add' op result #0 must be ranked tensor of 32-bit float values, but got 'tensor<*xf32>'}}
+  %0 = kiln.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
+  kiln.return %0 : tensor<*xf32>
+}
+
+// -----
+
+func @softmax_axis_too_large(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.softmax' op softmax axis 2 is out of range for shape [2, 3]}}
+  %0 = kiln.softmax %a {axis = 2 : i64} : tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @softmax_axis_negative(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.softmax' op softmax axis -1 is out of range for shape [2, 3]}}
+  %0 = kiln.softmax %a {axis = -1 : i64} : tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @layer_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'kiln.layer_norm' op layer_norm gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
+  %0 = kiln.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32}
+      : (tensor<2x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  kiln.return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func @layer_norm_beta_rank(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<1x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'kiln.layer_norm' op layer_norm beta has shape [1, 8], expected [8] to match the last dimension of [2, 8]}}
+  %0 = kiln.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32}
+      : (tensor<2x8xf32>, tensor<8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
+  kiln.return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'kiln.layer_norm' op layer_norm needs an input of rank >= 1}}
+  %0 = kiln.layer_norm %x, %g, %g {epsilon = 1.0e-05 : f32}
+      : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<f32>
+  kiln.return %0 : tensor<f32>
+}
+
+// -----
+
+func @reshape_element_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{'kiln.reshape' op reshape of [2, 3] to [4, 2] changes the element count}}
+  %0 = kiln.reshape %x {shape = [4, 2]} : (tensor<2x3xf32>) -> tensor<4x2xf32>
+  kiln.return %0 : tensor<4x2xf32>
+}
+
+// -----
+
+func @reshape_not_divisible(%x: tensor<2x3xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kiln.reshape' op reshape of [2, 3] to [?, 4]: the element count is not divisible}}
+  %0 = kiln.reshape %x {shape = [-1, 4]} : (tensor<2x3xf32>) -> tensor<?x4xf32>
+  kiln.return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+func @reshape_bad_entry(%x: tensor<2x3xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.reshape' op reshape size -2 is invalid (use > 0, 0 to keep or -1 to infer)}}
+  %0 = kiln.reshape %x {shape = [-2]} : (tensor<2x3xf32>) -> tensor<6xf32>
+  kiln.return %0 : tensor<6xf32>
+}
+
+// -----
+
+func @reshape_keep_missing_dim(%x: tensor<6xf32>) -> tensor<6x1xf32> {
+  // expected-error @+1 {{'kiln.reshape' op reshape entry 0 at position 1 copies a dimension that input [6] does not have}}
+  %0 = kiln.reshape %x {shape = [6, 0]} : (tensor<6xf32>) -> tensor<6x1xf32>
+  kiln.return %0 : tensor<6x1xf32>
+}
+
+// -----
+
+func @reshape_two_inferred(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.reshape' op reshape may infer only one dimension (-1)}}
+  %0 = kiln.reshape %x {shape = [-1, -1]} : (tensor<2x3xf32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func @transpose_wrong_length(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'kiln.transpose' op transpose permutation has 3 entries for an input of rank 2}}
+  %0 = kiln.transpose %x {permutation = [1, 0, 2]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  kiln.return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func @transpose_repeated_entry(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{'kiln.transpose' op transpose permutation is not a permutation of 0..1}}
+  %0 = kiln.transpose %x {permutation = [1, 1]} : (tensor<2x3xf32>) -> tensor<3x3xf32>
+  kiln.return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func @transpose_out_of_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'kiln.transpose' op transpose permutation is not a permutation of 0..1}}
+  %0 = kiln.transpose %x {permutation = [2, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  kiln.return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func @result_static_dim_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'kiln.matmul' op result type 'tensor<2x5xf32>' does not match the inferred shape [2, 4]}}
+  %0 = kiln.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x5xf32>
+  kiln.return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func @result_rank_mismatch(%x: tensor<2x3xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{'kiln.transpose' op result type 'tensor<6xf32>' does not match the inferred shape [3, 2]}}
+  %0 = kiln.transpose %x {permutation = [1, 0]} : (tensor<2x3xf32>) -> tensor<6xf32>
+  kiln.return %0 : tensor<6xf32>
+}
+
+// -----
+
+func @result_dynamic_vs_inferred_is_fine_static_vs_static_is_not(%x: tensor<?x3xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.add' op result type 'tensor<4x4xf32>' does not match the inferred shape [?, 3]}}
+  %0 = kiln.add %x, %x : (tensor<?x3xf32>, tensor<?x3xf32>) -> tensor<4x4xf32>
+  kiln.return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func @reshape_element_type(%x: tensor<2x3xf32>) -> tensor<6xi32> {
+  // expected-error @+1 {{'kiln.reshape' op result element type 'i32' differs from the input's 'f32'}}
+  %0 = kiln.reshape %x {shape = [6]} : (tensor<2x3xf32>) -> tensor<6xi32>
+  kiln.return %0 : tensor<6xi32>
+}
+
+// -----
+
+func @transpose_element_type(%x: tensor<2x3xi32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'kiln.transpose' op result element type 'f32' differs from the input's 'i32'}}
+  %0 = kiln.transpose %x {permutation = [1, 0]} : (tensor<2x3xi32>) -> tensor<3x2xf32>
+  kiln.return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+func @parameter_dynamic() -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w' must have a static shape, got 'tensor<?x4xf32>'}}
+  %w = kiln.parameter "w" : tensor<?x4xf32>
+  kiln.return %w : tensor<?x4xf32>
+}
+
+// -----
+
+func @parameter_unnamed() -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op needs a non-empty name}}
+  %w = kiln.parameter "" : tensor<4xf32>
+  kiln.return %w : tensor<4xf32>
+}
+
+// -----
+
+func @return_count(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{'kiln.return' op returns 1 value but 'return_count' declares 2}}
+  kiln.return %x : tensor<4xf32>
+}
+
+// -----
+
+func @return_type(%x: tensor<4xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.return' op result #0 has type 'tensor<4xf32>' but 'return_type' declares 'tensor<?xf32>'}}
+  kiln.return %x : tensor<4xf32>
+}
+
+// -----
+
+func @return_scalar(%x: f32) -> f32 {
+  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer values, but got 'f32'}}
+  kiln.return %x : f32
+}
+
+// -----
+
+module {
+  // expected-error @+1 {{'kiln.return' op expects parent op 'builtin.func'}}
+  kiln.return
+}
+
+// -----
+
+func @return_none(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.return' op returns 0 values but 'return_none' declares 1}}
+  kiln.return
+}

@@ -1,0 +1,93 @@
+// Every kiln op parses, prints and re-parses to the same text.
+// RUN: kiln-opt %s | kiln-opt | FileCheck %s
+// RUN: kiln-opt %s > %t.1 && kiln-opt %t.1 > %t.2 && diff %t.1 %t.2
+// One module, not --split-input-file: a split prints a trailing separator, which the
+// next parse reads as one more (empty) module.
+
+// CHECK-LABEL: func @parameter_and_return
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32> {kiln.dims = ["B", "S", ""], kiln.name = "src"})
+// CHECK-SAME: -> (tensor<2048x512xf32> {kiln.name = "w"}, tensor<?x?x512xf32>)
+// CHECK: %[[W:.+]] = kiln.parameter "encoder.layers.0.linear1.weight" : tensor<2048x512xf32>
+// CHECK: kiln.return %[[W]], %[[X]] : tensor<2048x512xf32>, tensor<?x?x512xf32>
+func @parameter_and_return(%x: tensor<?x?x512xf32> {kiln.name = "src", kiln.dims = ["B", "S", ""]})
+    -> (tensor<2048x512xf32> {kiln.name = "w"}, tensor<?x?x512xf32>) {
+  %w = kiln.parameter "encoder.layers.0.linear1.weight" : tensor<2048x512xf32>
+  kiln.return %w, %x : tensor<2048x512xf32>, tensor<?x?x512xf32>
+}
+
+// CHECK-LABEL: func @return_nothing
+// CHECK: kiln.return{{$}}
+func @return_nothing() {
+  kiln.return
+}
+
+// CHECK-LABEL: func @matmul
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[W:.+]]: tensor<2048x512xf32>, %[[Q:.+]]: tensor<?x8x?x64xf32>, %[[K:.+]]: tensor<?x8x?x64xf32>)
+// CHECK: %[[Y:.+]] = kiln.matmul %[[X]], %[[W]] {transpose_rhs = true} : (tensor<?x?x512xf32>, tensor<2048x512xf32>) -> tensor<?x?x2048xf32>
+// CHECK: %[[S:.+]] = kiln.matmul %[[Q]], %[[K]] {transpose_lhs = false, transpose_rhs = true} : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x?xf32>
+// CHECK: kiln.matmul %[[W]], %[[W]] {transpose_lhs = true} : (tensor<2048x512xf32>, tensor<2048x512xf32>) -> tensor<512x512xf32>
+// CHECK: kiln.matmul %[[X]], %[[X]] {transpose_lhs = true, transpose_rhs = false}
+func @matmul(%x: tensor<?x?x512xf32>, %w: tensor<2048x512xf32>,
+             %q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>) -> tensor<?x8x?x?xf32> {
+  %y = kiln.matmul %x, %w {transpose_rhs = true}
+      : (tensor<?x?x512xf32>, tensor<2048x512xf32>) -> tensor<?x?x2048xf32>
+  %s = kiln.matmul %q, %k {transpose_lhs = false, transpose_rhs = true}
+      : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>) -> tensor<?x8x?x?xf32>
+  %g = kiln.matmul %w, %w {transpose_lhs = true}
+      : (tensor<2048x512xf32>, tensor<2048x512xf32>) -> tensor<512x512xf32>
+  %c = kiln.matmul %x, %x {transpose_lhs = true, transpose_rhs = false}
+      : (tensor<?x?x512xf32>, tensor<?x?x512xf32>) -> tensor<?x512x512xf32>
+  kiln.return %s : tensor<?x8x?x?xf32>
+}
+
+// CHECK-LABEL: func @elementwise
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[B:.+]]: tensor<512xf32>)
+// CHECK: %[[A:.+]] = kiln.add %[[X]], %[[B]] : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+// CHECK: %[[M:.+]] = kiln.mul %[[A]], %[[B]] : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+// CHECK: %[[S:.+]] = kiln.scale %[[M]] {factor = 1.250000e-01 : f32} : tensor<?x?x512xf32>
+// CHECK: %[[R:.+]] = kiln.relu %[[S]] : tensor<?x?x512xf32>
+// CHECK: kiln.return %[[R]]
+func @elementwise(%x: tensor<?x?x512xf32>, %b: tensor<512xf32>) -> tensor<?x?x512xf32> {
+  %a = kiln.add %x, %b : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+  %m = kiln.mul %a, %b : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+  %s = kiln.scale %m {factor = 0.125 : f32} : tensor<?x?x512xf32>
+  %r = kiln.relu %s : tensor<?x?x512xf32>
+  kiln.return %r : tensor<?x?x512xf32>
+}
+
+// CHECK-LABEL: func @normalization
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x?x?xf32>, %[[H:.+]]: tensor<?x?x512xf32>, %[[G:.+]]: tensor<512xf32>, %[[B:.+]]: tensor<512xf32>)
+// CHECK: kiln.softmax %[[X]] {axis = 3 : i64} : tensor<?x8x?x?xf32>
+// CHECK: kiln.layer_norm %[[H]], %[[G]], %[[B]] {epsilon = 9.99999974E-6 : f32} : (tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+func @normalization(%x: tensor<?x8x?x?xf32>, %h: tensor<?x?x512xf32>, %g: tensor<512xf32>,
+                    %b: tensor<512xf32>) -> (tensor<?x8x?x?xf32>, tensor<?x?x512xf32>) {
+  %p = kiln.softmax %x {axis = 3 : i64} : tensor<?x8x?x?xf32>
+  %n = kiln.layer_norm %h, %g, %b {epsilon = 1.0e-05 : f32}
+      : (tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+  kiln.return %p, %n : tensor<?x8x?x?xf32>, tensor<?x?x512xf32>
+}
+
+// CHECK-LABEL: func @data_movement
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[IDS:.+]]: tensor<?x?xi32>)
+// CHECK: %[[H:.+]] = kiln.reshape %[[X]] {shape = [0, 0, 8, 64]} : (tensor<?x?x512xf32>) -> tensor<?x?x8x64xf32>
+// CHECK: %[[T:.+]] = kiln.transpose %[[H]] {permutation = [0, 2, 1, 3]} : (tensor<?x?x8x64xf32>) -> tensor<?x8x?x64xf32>
+// CHECK: kiln.reshape %[[X]] {shape = [-1, 512]} : (tensor<?x?x512xf32>) -> tensor<?x512xf32>
+// CHECK: kiln.reshape %[[IDS]] {shape = [-1]} : (tensor<?x?xi32>) -> tensor<?xi32>
+// CHECK: kiln.transpose %[[IDS]] {permutation = [1, 0]} : (tensor<?x?xi32>) -> tensor<?x?xi32>
+func @data_movement(%x: tensor<?x?x512xf32>, %ids: tensor<?x?xi32>) -> tensor<?x8x?x64xf32> {
+  %h = kiln.reshape %x {shape = [0, 0, 8, 64]} : (tensor<?x?x512xf32>) -> tensor<?x?x8x64xf32>
+  %t = kiln.transpose %h {permutation = [0, 2, 1, 3]}
+      : (tensor<?x?x8x64xf32>) -> tensor<?x8x?x64xf32>
+  %f = kiln.reshape %x {shape = [-1, 512]} : (tensor<?x?x512xf32>) -> tensor<?x512xf32>
+  %i = kiln.reshape %ids {shape = [-1]} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %j = kiln.transpose %ids {permutation = [1, 0]} : (tensor<?x?xi32>) -> tensor<?x?xi32>
+  kiln.return %t : tensor<?x8x?x64xf32>
+}
+
+// The generic form parses to the same custom form.
+// CHECK-LABEL: func @generic_form
+// CHECK: kiln.scale %{{.+}} {factor = 2.000000e+00 : f32} : tensor<4xf32>
+func @generic_form(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "kiln.scale"(%x) {factor = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  "kiln.return"(%0) : (tensor<4xf32>) -> ()
+}

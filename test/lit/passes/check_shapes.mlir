@@ -1,0 +1,91 @@
+// kiln-check-shapes: every dynamic dimension is named by an input and flows through the
+// ops' shape rules without contradiction.
+// RUN: kiln-opt %s --split-input-file --allow-unregistered-dialect --kiln-check-shapes --verify-diagnostics | FileCheck %s
+
+// A consistent entry passes unchanged.
+// CHECK-LABEL: func @encoder_projection
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32> {kiln.dims = ["B", "S", ""], kiln.name = "x"})
+// CHECK: %[[W:.+]] = kiln.parameter "wq.weight"
+// CHECK: %[[Q:.+]] = kiln.matmul %[[X]], %[[W]] {transpose_rhs = true}
+// CHECK: %[[H:.+]] = kiln.reshape %[[Q]] {shape = [0, 0, 8, 64]}
+// CHECK: %[[T:.+]] = kiln.transpose %[[H]] {permutation = [0, 2, 1, 3]}
+// CHECK: %[[F:.+]] = kiln.reshape %[[X]] {shape = [-1, 512]}
+// CHECK: kiln.add %[[F]], %[[F]]
+// CHECK: kiln.return %[[T]]
+func @encoder_projection(%x: tensor<?x?x512xf32> {kiln.name = "x", kiln.dims = ["B", "S", ""]})
+    -> tensor<?x8x?x64xf32> {
+  %w = kiln.parameter "wq.weight" : tensor<512x512xf32>
+  %q = kiln.matmul %x, %w {transpose_rhs = true}
+      : (tensor<?x?x512xf32>, tensor<512x512xf32>) -> tensor<?x?x512xf32>
+  %h = kiln.reshape %q {shape = [0, 0, 8, 64]} : (tensor<?x?x512xf32>) -> tensor<?x?x8x64xf32>
+  %t = kiln.transpose %h {permutation = [0, 2, 1, 3]}
+      : (tensor<?x?x8x64xf32>) -> tensor<?x8x?x64xf32>
+  // [B, S, 512] -> [B*S, 512]: the inferred dim is the product of the names.
+  %f = kiln.reshape %x {shape = [-1, 512]} : (tensor<?x?x512xf32>) -> tensor<?x512xf32>
+  %g = kiln.add %f, %f : (tensor<?x512xf32>, tensor<?x512xf32>) -> tensor<?x512xf32>
+  kiln.return %t : tensor<?x8x?x64xf32>
+}
+
+// -----
+
+// Values of foreign ops that are not tensors have no shape to check; they are skipped.
+// CHECK-LABEL: func @foreign_scalar
+// CHECK: "test.scalar"() : () -> f32
+func @foreign_scalar(%x: tensor<?x4xf32> {kiln.dims = ["B", ""]}) -> tensor<?x4xf32> {
+  %c = "test.scalar"() : () -> f32
+  %0 = kiln.relu %x : tensor<?x4xf32>
+  kiln.return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// The verifier cannot tell S from T (both are `?`); the named shapes can.
+func @add_different_sequences(%src: tensor<?x?x512xf32> {kiln.dims = ["B", "S", ""]},
+                              %tgt: tensor<?x?x512xf32> {kiln.dims = ["B", "T", ""]})
+    -> tensor<?x?x512xf32> {
+  // expected-error @+1 {{'kiln.add' op shapes [B, S, 512] and [B, T, 512] do not broadcast: S vs T}}
+  %0 = kiln.add %src, %tgt : (tensor<?x?x512xf32>, tensor<?x?x512xf32>) -> tensor<?x?x512xf32>
+  kiln.return %0 : tensor<?x?x512xf32>
+}
+
+// -----
+
+func @scores_without_transpose(%q: tensor<?x?x64xf32> {kiln.dims = ["B", "S", ""]},
+                               %k: tensor<?x?x64xf32> {kiln.dims = ["B", "T", ""]})
+    -> tensor<?x?x64xf32> {
+  // expected-error @+1 {{'kiln.matmul' op matmul contraction dimensions differ: lhs [B, S, 64] contracts 64, rhs [B, T, 64] contracts T}}
+  %0 = kiln.matmul %q, %k : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  kiln.return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+func @flattened_tokens_vs_targets(%x: tensor<?x?x512xf32> {kiln.dims = ["B", "S", ""]},
+                                  %y: tensor<?x512xf32> {kiln.dims = ["T", ""]})
+    -> tensor<?x512xf32> {
+  %f = kiln.reshape %x {shape = [-1, 512]} : (tensor<?x?x512xf32>) -> tensor<?x512xf32>
+  // expected-error @+1 {{'kiln.add' op shapes [B*S, 512] and [T, 512] do not broadcast: B*S vs T}}
+  %0 = kiln.add %f, %y : (tensor<?x512xf32>, tensor<?x512xf32>) -> tensor<?x512xf32>
+  kiln.return %0 : tensor<?x512xf32>
+}
+
+// -----
+
+// expected-error @+1 {{input #0 of 'unnamed_dim' has an unnamed dynamic dimension 1 (set the 'kiln.dims' argument attribute)}}
+func @unnamed_dim(%x: tensor<?x?xf32> {kiln.dims = ["B", ""]}) -> tensor<?x?xf32> {
+  kiln.return %x : tensor<?x?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{input #0 of 'no_dims_attr' has an unnamed dynamic dimension 0}}
+func @no_dims_attr(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  kiln.return %x : tensor<?x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{input #1 of 'scalar_input' has type 'f32'; entry inputs must be ranked tensors}}
+func @scalar_input(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
+  kiln.return %x : tensor<4xf32>
+}
