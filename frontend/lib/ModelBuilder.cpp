@@ -2,6 +2,7 @@
 
 #include "kiln/frontend/ModelBuilder.h"
 
+#include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnDialect.h"
 #include "kiln/ir/KilnOps.h"
 #include "kiln/ir/SymbolicShapes.h"
@@ -20,6 +21,14 @@ struct ModelBuilder::EntryState {
   FuncOp func;
   std::vector<std::string> inputNames;
   std::vector<Attribute> inputDims;
+  /// `kiln.bounds` per input (null for none), with where it was declared and the dim
+  /// names it uses, which finish() checks once every input is known.
+  struct DeclaredBounds {
+    ArrayAttr attr;
+    std::source_location loc;
+    std::vector<std::string> names;
+  };
+  std::vector<DeclaredBounds> inputBounds;
   std::vector<std::string> outputNames;
   std::vector<Value> outputs;
   std::map<std::string, Value> parameterValues;
@@ -120,8 +129,53 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   Value arg = state.func.front().addArgument(type, builder_->location(loc));
   state.inputNames.push_back(name);
   state.inputDims.push_back(ArrayAttr::get(&ctx, dimNames));
+  state.inputBounds.emplace_back();
   builder_->current_ = &state;
   return builder_->wrap(arg, std::move(shape), dtype);
+}
+
+Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
+                    Bounds bounds, std::source_location loc) {
+  Tensor t = input(name, dtype, std::move(dims), loc);
+  auto &state = *builder_->entries_[index_];
+  if (dtype != DType::I32) {
+    builder_->error(loc, "input '" + name + "' has bounds but is f32; bounds are for "
+                         "i32 inputs (token ids, lengths)");
+    return t;
+  }
+  ModelBuilder::EntryState::DeclaredBounds declared;
+  declared.loc = loc;
+  llvm::SmallVector<llvm::Optional<int64_t>, 2> constant;
+  for (const Bound *end : {&bounds.min, &bounds.max}) {
+    llvm::Expected<std::vector<std::string>> names = dimExprNames(end->expr);
+    if (!names) {
+      builder_->error(loc, "bounds of input '" + name + "': " +
+                               llvm::toString(names.takeError()));
+      return t;
+    }
+    declared.names.insert(declared.names.end(), names->begin(), names->end());
+    constant.push_back(llvm::None);
+    if (!names->empty())
+      continue;
+    auto noNames = [](llvm::StringRef) { return llvm::Optional<int64_t>(); };
+    llvm::Expected<int64_t> value = evaluateDimExpr(end->expr, noNames);
+    if (!value) {
+      builder_->error(loc, "bounds of input '" + name + "': " +
+                               llvm::toString(value.takeError()));
+      return t;
+    }
+    constant.back() = *value;
+  }
+  if (constant[0] && constant[1] && *constant[0] > *constant[1]) {
+    builder_->error(loc, "bounds of input '" + name + "' are empty: [" + bounds.min.expr +
+                             ", " + bounds.max.expr + "]");
+    return t;
+  }
+  MLIRContext &ctx = builder_->context();
+  declared.attr = ArrayAttr::get(&ctx, {StringAttr::get(&ctx, bounds.min.expr),
+                                        StringAttr::get(&ctx, bounds.max.expr)});
+  state.inputBounds.back() = std::move(declared);
+  return t;
 }
 
 void Entry::output(const std::string &name, const Tensor &value, std::source_location loc) {
@@ -201,9 +255,25 @@ Model ModelBuilder::finish() {
     for (Value v : state->outputs)
       results.push_back(v.getType());
     func.setType(FunctionType::get(&ctx, inputs, results));
+    std::set<std::string> dimNames;
+    for (Attribute dims : state->inputDims)
+      for (Attribute d : dims.cast<ArrayAttr>())
+        if (!d.cast<StringAttr>().getValue().empty())
+          dimNames.insert(d.cast<StringAttr>().getValue().str());
     for (size_t i = 0; i < state->inputNames.size(); ++i) {
       func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state->inputNames[i]));
       func.setArgAttr(i, kDimsAttr, state->inputDims[i]);
+      const EntryState::DeclaredBounds &bounds = state->inputBounds[i];
+      if (!bounds.attr)
+        continue;
+      auto unknown = llvm::find_if(
+          bounds.names, [&](const std::string &n) { return !dimNames.count(n); });
+      if (unknown != bounds.names.end())
+        error(bounds.loc, "bounds of input '" + state->inputNames[i] + "' use dimension '" +
+                              *unknown + "', which no input of entry '" + state->name +
+                              "' has");
+      else
+        func.setArgAttr(i, kBoundsAttr, bounds.attr);
     }
     for (size_t i = 0; i < state->outputNames.size(); ++i)
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));

@@ -13,15 +13,37 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace kiln;
 
 namespace {
+/// The dtypes an op takes and gives.
+struct Signature {
+  /// Per operand: its name in messages and the dtype it must have (std::nullopt:
+  /// either). Operands past the end of the list may have either dtype.
+  std::vector<std::pair<const char *, std::optional<DType>>> operands;
+  /// The result's dtype; std::nullopt: that of the first operand.
+  std::optional<DType> result;
+
+  /// Every operand f32, the result too.
+  static Signature floats(size_t count) {
+    return {std::vector<std::pair<const char *, std::optional<DType>>>(
+                count, {nullptr, DType::F32}),
+            DType::F32};
+  }
+  /// Any dtype; the result has that of the first operand.
+  static Signature any() { return {}; }
+};
+
+const char *dtypeName(DType dtype) { return dtype == DType::I32 ? "i32" : "f32"; }
+
 /// Validates operands, checks the shape rule and, when both pass, builds the op with the
 /// inferred result type. `create` receives the result type.
 template <typename CreateFn>
-Tensor buildOp(const char *opName, std::initializer_list<Tensor> operands, SourceLoc loc,
-               bool needsFloat, const std::function<ShapeResult()> &rule,
+Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc loc,
+               const Signature &signature, const std::function<ShapeResult()> &rule,
                CreateFn create) {
   ModelBuilder *builder = nullptr;
   for (const Tensor &t : operands)
@@ -29,21 +51,29 @@ Tensor buildOp(const char *opName, std::initializer_list<Tensor> operands, Sourc
       builder = t.builder();
   if (!builder || !builder->prepareOperands(operands, loc))
     return {};
-  DType dtype = operands.begin()->dtype();
-  if (needsFloat)
-    for (const Tensor &t : operands)
-      if (t.dtype() != DType::F32) {
-        builder->error(loc, std::string(opName) + " needs f32 operands, got an i32 tensor " +
-                                toString(t.shape()));
-        return {};
-      }
+  for (size_t i = 0; i < operands.size() && i < signature.operands.size(); ++i) {
+    auto [name, wanted] = signature.operands[i];
+    const Tensor &t = operands[i];
+    if (!wanted || t.dtype() == *wanted)
+      continue;
+    std::string got = std::string("an ") + dtypeName(t.dtype()) + " tensor " +
+                      toString(t.shape());
+    // Unnamed operands: an op that takes f32 throughout.
+    builder->error(loc, std::string(opName) + " needs " +
+                            (name ? std::string(name) + " of type " + dtypeName(*wanted)
+                                  : std::string(dtypeName(*wanted)) + " operands") +
+                            ", got " + got);
+    return {};
+  }
   ShapeResult result = rule();
   if (!result.succeeded()) {
     builder->error(loc, std::string(opName) + ": " + result.error);
     return {};
   }
-  Type element = operands.begin()->value().getType().cast<RankedTensorType>()
-                     .getElementType();
+  DType dtype = signature.result.value_or(operands.front().dtype());
+  MLIRContext &ctx = builder->context();
+  Type element = dtype == DType::I32 ? Type(IntegerType::get(&ctx, 32))
+                                     : Type(Float32Type::get(&ctx));
   auto type = RankedTensorType::get(staticShape(result.shape), element);
   Value value = create(builder->opBuilder(), builder->location(loc), type);
   return builder->wrap(value, std::move(result.shape), dtype);
@@ -57,7 +87,7 @@ Tensor kiln::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeR
                     SourceLoc loc) {
   const Tensor &a = lhs.tensor, &b = rhs.tensor;
   return buildOp(
-      "matmul", {a, b}, loc, true,
+      "matmul", {a, b}, loc, Signature::floats(2),
       [&] { return shape_rules::matmul(a.shape(), b.shape(), transposeLhs, transposeRhs); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<MatmulOp>(l, t, a.value(), b.value(), transposeLhs, transposeRhs)
@@ -68,7 +98,8 @@ Tensor kiln::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeR
 template <typename OpTy>
 static Tensor binary(const char *name, const Tensor &a, const Tensor &b, SourceLoc loc) {
   return buildOp(
-      name, {a, b}, loc, true, [&] { return shape_rules::broadcast(a.shape(), b.shape()); },
+      name, {a, b}, loc, Signature::floats(2),
+      [&] { return shape_rules::broadcast(a.shape(), b.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<OpTy>(l, t, a.value(), b.value()).getResult();
       });
@@ -85,7 +116,7 @@ Tensor kiln::mul(Operand lhs, Operand rhs, SourceLoc loc) {
 Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
-      "scale", {x}, loc, true, [&] { return ShapeResult::ok(x.shape()); },
+      "scale", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<ScaleOp>(l, t, x.value(), ob.getF32FloatAttr(factor)).getResult();
       });
@@ -94,7 +125,7 @@ Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
 Tensor kiln::relu(Operand input, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
-      "relu", {x}, loc, true, [&] { return ShapeResult::ok(x.shape()); },
+      "relu", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<ReluOp>(l, t, x.value()).getResult();
       });
@@ -104,7 +135,8 @@ Tensor kiln::softmax(Operand input, int64_t axis, SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
-      "softmax", {x}, loc, true, [&] { return shape_rules::softmax(x.shape(), normalised); },
+      "softmax", {x}, loc, Signature::floats(1),
+      [&] { return shape_rules::softmax(x.shape(), normalised); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<SoftmaxOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
             .getResult();
@@ -115,7 +147,7 @@ Tensor kiln::layerNorm(Operand input, Operand gamma, Operand beta, float epsilon
                        SourceLoc loc) {
   const Tensor &x = input.tensor, &g = gamma.tensor, &b = beta.tensor;
   return buildOp(
-      "layer_norm", {x, g, b}, loc, true,
+      "layer_norm", {x, g, b}, loc, Signature::floats(3),
       [&] { return shape_rules::layerNorm(x.shape(), g.shape(), b.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob
@@ -128,7 +160,8 @@ Tensor kiln::layerNorm(Operand input, Operand gamma, Operand beta, float epsilon
 Tensor kiln::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
-      "reshape", {x}, loc, false, [&] { return shape_rules::reshape(x.shape(), shape); },
+      "reshape", {x}, loc, Signature::any(),
+      [&] { return shape_rules::reshape(x.shape(), shape); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<ReshapeOp>(l, t, x.value(), ob.getI64ArrayAttr(shape)).getResult();
       });
@@ -140,7 +173,7 @@ Tensor kiln::transpose(Operand input, std::vector<int64_t> permutation, SourceLo
     if (p < 0)
       p += x.rank();
   return buildOp(
-      "transpose", {x}, loc, false,
+      "transpose", {x}, loc, Signature::any(),
       [&] { return shape_rules::transpose(x.shape(), permutation); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<TransposeOp>(l, t, x.value(), ob.getI64ArrayAttr(permutation))
@@ -153,4 +186,157 @@ Tensor kiln::operator*(Operand lhs, const Tensor &rhs) { return mul(lhs, rhs, lh
 Tensor kiln::operator*(Operand lhs, float factor) { return scale(lhs, factor, lhs.loc); }
 Tensor kiln::operator/(Operand lhs, float divisor) {
   return scale(lhs, 1.0f / divisor, lhs.loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Layers around attention
+//===----------------------------------------------------------------------===//
+
+Tensor kiln::linear(Operand input, Operand weight, Operand bias, SourceLoc loc) {
+  const Tensor &x = input.tensor, &w = weight.tensor, &b = bias.tensor;
+  return buildOp(
+      "linear", {x, w, b}, loc, Signature::floats(3),
+      [&] { return shape_rules::linear(x.shape(), w.shape(), b.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<LinearOp>(l, t, x.value(), w.value(), b.value()).getResult();
+      });
+}
+
+Tensor kiln::gelu(Operand input, SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  return buildOp(
+      "gelu", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<GeluOp>(l, t, x.value()).getResult();
+      });
+}
+
+Tensor kiln::logSoftmax(Operand input, int64_t axis, SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "log_softmax", {x}, loc, Signature::floats(1),
+      [&] { return shape_rules::logSoftmax(x.shape(), normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<LogSoftmaxOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+Tensor kiln::argmax(Operand input, int64_t axis, SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "argmax", {x}, loc, {{{nullptr, DType::F32}}, DType::I32},
+      [&] { return shape_rules::argmax(x.shape(), normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<ArgmaxOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+Tensor kiln::slice(Operand input, int64_t axis, int64_t start, int64_t end,
+                   SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "slice", {x}, loc, Signature::any(),
+      [&] { return shape_rules::slice(x.shape(), normalised, start, end); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob
+            .create<SliceOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised),
+                             ob.getI64IntegerAttr(start), ob.getI64IntegerAttr(end))
+            .getResult();
+      });
+}
+
+Tensor kiln::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc loc) {
+  // With no operand there is no model to report to; the result is an invalid tensor.
+  if (inputs.empty())
+    return {};
+  const Tensor &first = inputs.front();
+  int64_t normalised = normaliseAxis(axis, first.rank());
+  for (const Tensor &t : inputs)
+    if (t.valid() && first.valid() && t.dtype() != first.dtype()) {
+      first.builder()->error(loc, std::string("concat needs operands of one dtype, got ") +
+                                      dtypeName(first.dtype()) + " " +
+                                      toString(first.shape()) + " and " +
+                                      dtypeName(t.dtype()) + " " + toString(t.shape()));
+      return {};
+    }
+  std::vector<SymShape> shapes;
+  std::vector<Value> values;
+  for (const Tensor &t : inputs) {
+    shapes.push_back(t.shape());
+    values.push_back(t.value());
+  }
+  return buildOp(
+      "concat", inputs, loc, Signature::any(),
+      [&] { return shape_rules::concat(shapes, normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<ConcatOp>(l, t, values, ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings, positions and masks
+//===----------------------------------------------------------------------===//
+
+Tensor kiln::embedding(Operand table, Operand ids, SourceLoc loc) {
+  const Tensor &w = table.tensor, &i = ids.tensor;
+  return buildOp(
+      "embedding", {w, i}, loc, {{{"table", DType::F32}, {"ids", DType::I32}}, DType::F32},
+      [&] { return shape_rules::embedding(w.shape(), i.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<EmbeddingOp>(l, t, w.value(), i.value()).getResult();
+      });
+}
+
+Tensor kiln::positions(Operand like, int64_t axis, SourceLoc loc) {
+  const Tensor &x = like.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "positions", {x}, loc, {{}, DType::I32},
+      [&] { return shape_rules::range(x.shape(), normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<RangeOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+Tensor kiln::sinusoid(Operand positions, int64_t dim, SourceLoc loc) {
+  const Tensor &p = positions.tensor;
+  return buildOp(
+      "sinusoid", {p}, loc, {{{"positions", DType::I32}}, DType::F32},
+      [&] { return shape_rules::sinusoid(p.shape(), dim); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<SinusoidOp>(l, t, p.value()).getResult();
+      });
+}
+
+Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, SourceLoc loc) {
+  const Tensor &n = lengths.tensor, &x = like.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "padding_mask", {n, x}, loc, {{{"lengths", DType::I32}}, DType::F32},
+      [&] { return shape_rules::paddingMask(n.shape(), x.shape(), normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob
+            .create<PaddingMaskOp>(l, t, n.value(), x.value(),
+                                   ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+Tensor kiln::causalMask(Operand like, int64_t axis, SourceLoc loc) {
+  const Tensor &x = like.tensor;
+  int64_t normalised = normaliseAxis(axis, x.rank());
+  return buildOp(
+      "causal_mask", {x}, loc, {{}, DType::F32},
+      [&] { return shape_rules::causalMask(x.shape(), normalised); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<CausalMaskOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
 }

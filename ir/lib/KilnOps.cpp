@@ -40,10 +40,15 @@ LogicalResult kiln::verifySymbolicShape(Operation *op) {
     return op->emitOpError() << inferred.error;
 
   auto resultType = op->getResult(0).getType().cast<RankedTensorType>();
-  auto inputType = op->getOperand(0).getType().cast<RankedTensorType>();
-  if (resultType.getElementType() != inputType.getElementType())
+  Type inputElement = op->getOperand(0).getType().cast<RankedTensorType>().getElementType();
+  Type expected = iface.inferElementType();
+  if (resultType.getElementType() != expected) {
+    if (expected == inputElement)
+      return op->emitOpError() << "result element type " << resultType.getElementType()
+                               << " differs from the input's " << inputElement;
     return op->emitOpError() << "result element type " << resultType.getElementType()
-                             << " differs from the input's " << inputType.getElementType();
+                             << " must be " << expected;
+  }
   SymShape declared = shapeOf(resultType);
   bool fits = declared.size() == inferred.shape.size();
   for (size_t i = 0; fits && i < declared.size(); ++i) {
@@ -119,6 +124,65 @@ ShapeResult ReshapeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 ShapeResult TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::transpose(operands[0], toI64s(permutation()));
 }
+
+ShapeResult LinearOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::linear(operands[0], operands[1], operands[2]);
+}
+
+ShapeResult GeluOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return ShapeResult::ok(operands[0]);
+}
+
+ShapeResult LogSoftmaxOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::logSoftmax(operands[0], axis());
+}
+
+ShapeResult ArgmaxOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::argmax(operands[0], axis());
+}
+
+Type ArgmaxOp::inferElementType() { return IntegerType::get(getContext(), 32); }
+
+ShapeResult SliceOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::slice(operands[0], axis(), start(), end());
+}
+
+ShapeResult ConcatOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::concat(operands, axis());
+}
+
+ShapeResult EmbeddingOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::embedding(operands[0], operands[1]);
+}
+
+ShapeResult RangeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::range(operands[0], axis());
+}
+
+Type RangeOp::inferElementType() { return IntegerType::get(getContext(), 32); }
+
+ShapeResult SinusoidOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  // The feature size has no attribute of its own: the result type carries it.
+  auto type = getType().dyn_cast<RankedTensorType>();
+  int64_t dim = type && type.getRank() > 0 ? type.getShape().back() : SymDim::kDynamic;
+  if (ShapedType::isDynamic(dim))
+    dim = SymDim::kDynamic;
+  return shape_rules::sinusoid(operands[0], dim);
+}
+
+Type SinusoidOp::inferElementType() { return Float32Type::get(getContext()); }
+
+ShapeResult PaddingMaskOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::paddingMask(operands[0], operands[1], axis());
+}
+
+Type PaddingMaskOp::inferElementType() { return Float32Type::get(getContext()); }
+
+ShapeResult CausalMaskOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::causalMask(operands[0], axis());
+}
+
+Type CausalMaskOp::inferElementType() { return Float32Type::get(getContext()); }
 
 //===----------------------------------------------------------------------===//
 // Folders

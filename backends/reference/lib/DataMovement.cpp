@@ -1,6 +1,7 @@
-//===- DataMovement.cpp - Reference kernels of reshape and transpose ------===//
+//===- DataMovement.cpp - Reference reshape, transpose, slice and concat --===//
 //
-// These work on either element type (token ids are reshaped too).
+// These work on either element type (token ids are reshaped and joined too). Transpose
+// and slice come down to gather(): each result element names the input element it copies.
 //
 //===----------------------------------------------------------------------===//
 
@@ -82,4 +83,63 @@ kiln::reference::transpose(const HostTensor &input, llvm::ArrayRef<int64_t> perm
     source.push_back(dot(index, strides));
   });
   return gather(input, outShape, source);
+}
+
+llvm::Expected<HostTensor> kiln::reference::slice(const HostTensor &input, int64_t axis,
+                                                  int64_t start, int64_t end) {
+  llvm::Expected<AxisLines> lines = axisLines(input.shape, axis, "slice");
+  if (!lines)
+    return lines.takeError();
+  // The verifier checks a static size; a dynamic one is first known here.
+  if (start < 0 || end <= start || end > lines->length)
+    return makeError("slice [" + std::to_string(start) + ", " + std::to_string(end) +
+                     ") does not fit dimension " + std::to_string(axis) + " of " +
+                     shapeToString(input.shape));
+  Shape outShape = input.shape;
+  outShape[axis] = end - start;
+  std::vector<int64_t> source;
+  for (int64_t o = 0; o < lines->outer; ++o)
+    for (int64_t j = start; j < end; ++j)
+      for (int64_t i = 0; i < lines->inner; ++i)
+        source.push_back(lines->at(o, i, j));
+  return gather(input, outShape, source);
+}
+
+llvm::Expected<HostTensor>
+kiln::reference::concat(llvm::ArrayRef<const HostTensor *> inputs, int64_t axis) {
+  if (inputs.empty())
+    return makeError("concat needs at least one operand");
+  const HostTensor &first = *inputs.front();
+  llvm::Expected<AxisLines> firstLines = axisLines(first.shape, axis, "concat");
+  if (!firstLines)
+    return firstLines.takeError();
+  Shape outShape = first.shape;
+  outShape[axis] = 0;
+  for (const HostTensor *in : inputs) {
+    Shape expected = first.shape;
+    if (in->shape.size() == expected.size())
+      expected[axis] = in->shape[axis];
+    if (in->shape != expected || in->isInt != first.isInt)
+      return makeError("concat operand " + shapeToString(in->shape) +
+                       " does not fit operand #0 " + shapeToString(first.shape) +
+                       " along axis " + std::to_string(axis));
+    outShape[axis] += in->shape[axis];
+  }
+  // Row-major, each index of the dims before `axis` holds one contiguous block per
+  // operand (its `axis` dim and everything after); the result lays them end to end.
+  HostTensor out;
+  out.shape = outShape;
+  out.isInt = first.isInt;
+  for (int64_t o = 0; o < firstLines->outer; ++o)
+    for (const HostTensor *in : inputs) {
+      int64_t block = product(llvm::ArrayRef<int64_t>(in->shape).drop_front(axis));
+      for (int64_t k = 0; k < block; ++k) {
+        int64_t offset = o * block + k;
+        if (in->isInt)
+          out.i32.push_back(in->i32[offset]);
+        else
+          out.f32.push_back(in->f32[offset]);
+      }
+    }
+  return out;
 }

@@ -2,6 +2,8 @@
 
 #include "Kernels.h"
 
+#include <cmath>
+
 using namespace kiln::reference;
 
 /// `op` applied to `lhs` and `rhs` broadcast against each other, NumPy style.
@@ -43,5 +45,13 @@ HostTensor kiln::reference::relu(const HostTensor &input) {
   // Written so that NaN passes through, as in PyTorch.
   for (float &x : out.f32)
     x = x < 0.0f ? 0.0f : x;
+  return out;
+}
+
+HostTensor kiln::reference::gelu(const HostTensor &input) {
+  HostTensor out = input;
+  // The exact (erf) form, in double so the oracle is more accurate than what it checks.
+  for (float &x : out.f32)
+    x = static_cast<float>(0.5 * double(x) * (1.0 + std::erf(double(x) / std::sqrt(2.0))));
   return out;
 }

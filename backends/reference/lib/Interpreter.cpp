@@ -8,6 +8,7 @@
 
 #include "Kernels.h"
 
+#include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnOps.h"
 #include "kiln/ir/SymbolicShapes.h"
 
@@ -58,6 +59,37 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
           [&](ReshapeOp r) -> Result { return reshape(*args[0], toI64s(r.shape())); })
       .Case<TransposeOp>([&](TransposeOp t) -> Result {
         return transpose(*args[0], toI64s(t.permutation()));
+      })
+      .Case<LinearOp>(
+          [&](LinearOp) -> Result { return linear(*args[0], *args[1], *args[2]); })
+      .Case<GeluOp>([&](GeluOp) -> Result { return gelu(*args[0]); })
+      .Case<LogSoftmaxOp>([&](LogSoftmaxOp l) -> Result {
+        return logSoftmax(*args[0], static_cast<int64_t>(l.axis()));
+      })
+      .Case<ArgmaxOp>([&](ArgmaxOp a) -> Result {
+        return argmax(*args[0], static_cast<int64_t>(a.axis()));
+      })
+      .Case<SliceOp>([&](SliceOp s) -> Result {
+        return slice(*args[0], static_cast<int64_t>(s.axis()),
+                     static_cast<int64_t>(s.start()), static_cast<int64_t>(s.end()));
+      })
+      .Case<ConcatOp>([&](ConcatOp c) -> Result {
+        return concat(args, static_cast<int64_t>(c.axis()));
+      })
+      .Case<EmbeddingOp>(
+          [&](EmbeddingOp) -> Result { return embedding(*args[0], *args[1]); })
+      .Case<RangeOp>([&](RangeOp r) -> Result {
+        return range(*args[0], static_cast<int64_t>(r.axis()));
+      })
+      .Case<SinusoidOp>([&](SinusoidOp s) -> Result {
+        // The verifier made the last result dimension static, positive and even.
+        return sinusoid(*args[0], s.getType().cast<RankedTensorType>().getShape().back());
+      })
+      .Case<PaddingMaskOp>([&](PaddingMaskOp p) -> Result {
+        return paddingMask(*args[0], *args[1], static_cast<int64_t>(p.axis()));
+      })
+      .Case<CausalMaskOp>([&](CausalMaskOp c) -> Result {
+        return causalMask(*args[0], static_cast<int64_t>(c.axis()));
       })
       .Default([&](Operation *) -> Result {
         return makeError("is not supported by the reference interpreter");
@@ -115,6 +147,11 @@ public:
   llvm::Expected<TensorMap> run();
 
 private:
+  /// Each named dynamic dimension's size, with the input that bound it.
+  using DimSizes = std::map<std::string, std::pair<int64_t, std::string>>;
+
+  /// Checks input `index` against its `kiln.bounds`, if any.
+  llvm::Error checkBounds(unsigned index, const DimSizes &dimSizes);
   llvm::Error evaluate(Operation *op);
   llvm::Error bindParameter(ParameterOp op);
   std::string entryName() { return "entry '" + func.getName().str() + "'"; }
@@ -128,7 +165,7 @@ private:
 llvm::Error Evaluation::bindInputs(const TensorMap &inputs) {
   std::map<std::string, unsigned> byName;
   // A dynamic dim named in `kiln.dims` has one size per run, whichever input gives it.
-  std::map<std::string, std::pair<int64_t, std::string>> dimSizes;
+  DimSizes dimSizes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = inputName(func, i);
     byName[name] = i;
@@ -157,6 +194,45 @@ llvm::Error Evaluation::bindInputs(const TensorMap &inputs) {
   for (const auto &input : inputs)
     if (!byName.count(input.first))
       return makeError(entryName() + " has no input named '" + input.first + "'");
+  // Bounds may name a dimension of a later input, so they are checked once all are bound.
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (llvm::Error e = checkBounds(i, dimSizes))
+      return e;
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluation::checkBounds(unsigned index, const DimSizes &dimSizes) {
+  auto bounds = func.getArgAttrOfType<ArrayAttr>(index, kBoundsAttr);
+  if (!bounds)
+    return llvm::Error::success();
+  std::string name = inputName(func, index);
+  // The verifier checked the form: two expressions over names of kiln.dims.
+  auto lookup = [&](StringRef dim) -> Optional<int64_t> {
+    auto it = dimSizes.find(dim.str());
+    return it == dimSizes.end() ? None : Optional<int64_t>(it->second.first);
+  };
+  StringRef loText = bounds[0].cast<StringAttr>().getValue();
+  StringRef hiText = bounds[1].cast<StringAttr>().getValue();
+  llvm::Expected<int64_t> lo = evaluateDimExpr(loText, lookup);
+  if (!lo)
+    return makeError(entryName() + " input '" + name + "' bounds: " +
+                     llvm::toString(lo.takeError()));
+  llvm::Expected<int64_t> hi = evaluateDimExpr(hiText, lookup);
+  if (!hi)
+    return makeError(entryName() + " input '" + name + "' bounds: " +
+                     llvm::toString(hi.takeError()));
+  const HostTensor &t = values[func.getArgument(index)];
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    int64_t v = t.i32[k];
+    if (v >= *lo && v <= *hi)
+      continue;
+    std::string range = "[" + loText.str() + ", " + hiText.str() + "]";
+    std::string evaluated = "[" + std::to_string(*lo) + ", " + std::to_string(*hi) + "]";
+    return makeError(entryName() + " input '" + name + "' element " +
+                     shapeToString(unravelIndex(k, t.shape)) + " is " + std::to_string(v) +
+                     ", outside its bounds " + range +
+                     (range == evaluated ? "" : " = " + evaluated));
+  }
   return llvm::Error::success();
 }
 

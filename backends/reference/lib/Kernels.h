@@ -41,6 +41,8 @@ Shape broadcastStrides(llvm::ArrayRef<int64_t> shape, size_t rank);
 /// Calls `body` with every multi-index of `shape`, in row-major order.
 void forEachIndex(llvm::ArrayRef<int64_t> shape,
                   const std::function<void(llvm::ArrayRef<int64_t>)> &body);
+/// The multi-index of row-major element `flat` of `shape`, for messages.
+Shape unravelIndex(int64_t flat, llvm::ArrayRef<int64_t> shape);
 /// sum_i index[i] * strides[i].
 int64_t dot(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides);
 /// A tensor of `shape` whose element i is `input`'s element `source[i]`, of either
@@ -48,6 +50,16 @@ int64_t dot(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides);
 HostTensor gather(const HostTensor &input, Shape shape, llvm::ArrayRef<int64_t> source);
 /// An llvm::Error holding `message`.
 llvm::Error makeError(const llvm::Twine &message);
+
+/// A row-major tensor seen as [outer, length, inner] around one axis: element j of line
+/// (o, i) along the axis is at `at(o, i, j)`. What every per-axis kernel loops over.
+struct AxisLines {
+  int64_t outer = 1, length = 1, inner = 1;
+  int64_t at(int64_t o, int64_t i, int64_t j) const { return (o * length + j) * inner + i; }
+};
+/// The lines of `shape` along `axis`, or an error when the axis is out of range.
+llvm::Expected<AxisLines> axisLines(llvm::ArrayRef<int64_t> shape, int64_t axis,
+                                    llvm::StringRef opName);
 
 //===----------------------------------------------------------------------===//
 // Kernels
@@ -58,13 +70,18 @@ llvm::Expected<HostTensor> add(const HostTensor &lhs, const HostTensor &rhs);
 llvm::Expected<HostTensor> mul(const HostTensor &lhs, const HostTensor &rhs);
 HostTensor scale(const HostTensor &input, float factor);
 HostTensor relu(const HostTensor &input);
+HostTensor gelu(const HostTensor &input);
 
 // Matmul.cpp
 llvm::Expected<HostTensor> matmul(const HostTensor &lhs, const HostTensor &rhs,
                                   bool transposeLhs, bool transposeRhs);
+llvm::Expected<HostTensor> linear(const HostTensor &input, const HostTensor &weight,
+                                  const HostTensor &bias);
 
 // Normalization.cpp
 llvm::Expected<HostTensor> softmax(const HostTensor &input, int64_t axis);
+llvm::Expected<HostTensor> logSoftmax(const HostTensor &input, int64_t axis);
+llvm::Expected<HostTensor> argmax(const HostTensor &input, int64_t axis);
 llvm::Expected<HostTensor> layerNorm(const HostTensor &input, const HostTensor &gamma,
                                      const HostTensor &beta, float epsilon);
 
@@ -73,6 +90,18 @@ llvm::Expected<HostTensor> reshape(const HostTensor &input,
                                    llvm::ArrayRef<int64_t> newShape);
 llvm::Expected<HostTensor> transpose(const HostTensor &input,
                                      llvm::ArrayRef<int64_t> permutation);
+llvm::Expected<HostTensor> slice(const HostTensor &input, int64_t axis, int64_t start,
+                                 int64_t end);
+llvm::Expected<HostTensor> concat(llvm::ArrayRef<const HostTensor *> inputs,
+                                  int64_t axis);
+
+// Embedding.cpp: token and position inputs of the model, and its masks.
+llvm::Expected<HostTensor> embedding(const HostTensor &table, const HostTensor &ids);
+llvm::Expected<HostTensor> range(const HostTensor &like, int64_t axis);
+llvm::Expected<HostTensor> sinusoid(const HostTensor &positions, int64_t dim);
+llvm::Expected<HostTensor> paddingMask(const HostTensor &lengths, const HostTensor &like,
+                                       int64_t axis);
+llvm::Expected<HostTensor> causalMask(const HostTensor &like, int64_t axis);
 
 } // namespace kiln::reference
 

@@ -1,4 +1,4 @@
-//===- Matmul.cpp - Reference kernel of kiln.matmul -----------------------===//
+//===- Matmul.cpp - Reference kernels of kiln.matmul and kiln.linear -----===//
 
 #include "Kernels.h"
 
@@ -54,4 +54,31 @@ llvm::Expected<HostTensor> kiln::reference::matmul(const HostTensor &lhs,
       }
   });
   return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::linear(const HostTensor &input,
+                                                   const HostTensor &weight,
+                                                   const HostTensor &bias) {
+  if (input.shape.empty() || weight.shape.size() != 2 || bias.shape.size() != 1)
+    return makeError("linear needs input [..., in], weight [out, in] and bias [out], got " +
+                     shapeToString(input.shape) + ", " + shapeToString(weight.shape) +
+                     " and " + shapeToString(bias.shape));
+  int64_t out = weight.shape[0], in = weight.shape[1];
+  if (input.shape.back() != in || bias.shape[0] != out)
+    return makeError("linear input " + shapeToString(input.shape) + ", weight " +
+                     shapeToString(weight.shape) + " and bias " +
+                     shapeToString(bias.shape) + " do not fit together");
+  Shape outShape = input.shape;
+  outShape.back() = out;
+  HostTensor result = HostTensor::floats(outShape);
+  int64_t rows = product(llvm::ArrayRef<int64_t>(input.shape).drop_back());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      // y = x . W^T + b: row o of the [out, in] weight is output feature o.
+      double sum = bias.f32[o];
+      for (int64_t i = 0; i < in; ++i)
+        sum += double(input.f32[r * in + i]) * double(weight.f32[o * in + i]);
+      result.f32[r * out + o] = static_cast<float>(sum);
+    }
+  return result;
 }

@@ -1,4 +1,4 @@
-//===- Normalization.cpp - Reference kernels of softmax and layer_norm ----===//
+//===- Normalization.cpp - Reference softmax, log_softmax and layer_norm -===//
 //
 // Sums, means and variances are taken in double so that the oracle is more accurate
 // than any float kernel compared against it.
@@ -47,6 +47,41 @@ llvm::Expected<HostTensor> kiln::reference::softmax(const HostTensor &input,
         sum += std::exp(x(j) - max);
       for (int64_t j = 0; j < length; ++j)
         y(j) = static_cast<float>(std::exp(x(j) - max) / sum);
+    }
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::logSoftmax(const HostTensor &input,
+                                                       int64_t axis) {
+  llvm::Expected<AxisLines> lines = axisLines(input.shape, axis, "log_softmax");
+  if (!lines)
+    return lines.takeError();
+  HostTensor out = HostTensor::floats(input.shape);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int64_t o = 0; o < lines->outer; ++o)
+    for (int64_t i = 0; i < lines->inner; ++i) {
+      auto x = [&](int64_t j) { return double(input.f32[lines->at(o, i, j)]); };
+      auto y = [&](int64_t j) -> float & { return out.f32[lines->at(o, i, j)]; };
+      double max = -inf;
+      bool hasNaN = false;
+      for (int64_t j = 0; j < lines->length; ++j) {
+        hasNaN |= std::isnan(x(j));
+        max = std::max(max, x(j));
+      }
+      if (hasNaN || max == -inf) {
+        // A fully masked row is -inf, the log of softmax's 0; never (-inf) - (-inf).
+        float fill = hasNaN ? std::numeric_limits<float>::quiet_NaN()
+                            : -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < lines->length; ++j)
+          y(j) = fill;
+        continue;
+      }
+      double sum = 0.0;
+      for (int64_t j = 0; j < lines->length; ++j)
+        sum += std::exp(x(j) - max);
+      double logSum = std::log(sum);
+      for (int64_t j = 0; j < lines->length; ++j)
+        y(j) = static_cast<float>(x(j) - max - logSum);
     }
   return out;
 }

@@ -88,6 +88,15 @@ void kiln::reference::forEachIndex(
   }
 }
 
+Shape kiln::reference::unravelIndex(int64_t flat, llvm::ArrayRef<int64_t> shape) {
+  Shape index(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
 int64_t kiln::reference::dot(llvm::ArrayRef<int64_t> index,
                              llvm::ArrayRef<int64_t> strides) {
   int64_t offset = 0;
@@ -112,4 +121,14 @@ HostTensor kiln::reference::gather(const HostTensor &input, Shape shape,
 
 llvm::Error kiln::reference::makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<AxisLines> kiln::reference::axisLines(llvm::ArrayRef<int64_t> shape,
+                                                     int64_t axis,
+                                                     llvm::StringRef opName) {
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return makeError(opName + " axis " + std::to_string(axis) + " is out of range for " +
+                     shapeToString(shape));
+  return AxisLines{product(shape.take_front(axis)), shape[axis],
+                   product(shape.drop_front(axis + 1))};
 }

@@ -269,3 +269,327 @@ func @return_none(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'kiln.return' op returns 0 values but 'return_none' declares 1}}
   kiln.return
 }
+
+// -----
+
+func @linear_scalar_input(%x: tensor<f32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.linear' op linear needs an input of rank >= 1}}
+  %0 = kiln.linear %x, %w, %b : (tensor<f32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func @linear_weight_rank(%x: tensor<2x3xf32>, %w: tensor<4x3x1xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'kiln.linear' op linear weight must have rank 2 ([out, in]), got [4, 3, 1]}}
+  %0 = kiln.linear %x, %w, %b : (tensor<2x3xf32>, tensor<4x3x1xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  kiln.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func @linear_features(%x: tensor<?x?x256xf32>, %w: tensor<2048x512xf32>, %b: tensor<2048xf32>) -> tensor<?x?x2048xf32> {
+  // expected-error @+1 {{'kiln.linear' op linear input [?, ?, 256] has 256 features but weight [2048, 512] takes 512}}
+  %0 = kiln.linear %x, %w, %b
+      : (tensor<?x?x256xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+  kiln.return %0 : tensor<?x?x2048xf32>
+}
+
+// -----
+
+func @linear_bias(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'kiln.linear' op linear bias has shape [3], expected [4] to match the output dimension of weight [4, 3]}}
+  %0 = kiln.linear %x, %w, %b : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<2x4xf32>
+  kiln.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func @linear_result(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.linear' op result type 'tensor<2x3xf32>' does not match the inferred shape [2, 4]}}
+  %0 = kiln.linear %x, %w, %b : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @gelu_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kiln.gelu' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<4xi32>'}}
+  %0 = kiln.gelu %x : tensor<4xi32>
+  kiln.return %0 : tensor<4xi32>
+}
+
+// -----
+
+func @log_softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.log_softmax' op log_softmax axis 2 is out of range for shape [2, 3]}}
+  %0 = kiln.log_softmax %x {axis = 2 : i64} : tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @argmax_axis(%x: tensor<2x3xf32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.argmax' op argmax axis -1 is out of range for shape [2, 3]}}
+  %0 = kiln.argmax %x {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2xi32>
+  kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
+func @argmax_keeps_axis(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{'kiln.argmax' op result type 'tensor<2x3xi32>' does not match the inferred shape [2]}}
+  %0 = kiln.argmax %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  kiln.return %0 : tensor<2x3xi32>
+}
+
+// -----
+
+func @argmax_float_result(%x: tensor<2x3xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.argmax' op result element type 'f32' must be 'i32'}}
+  %0 = kiln.argmax %x {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @slice_axis(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{'kiln.slice' op slice axis 2 is out of range for shape [2, 3]}}
+  %0 = kiln.slice %x {axis = 2 : i64, start = 0 : i64, end = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  kiln.return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func @slice_empty(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{'kiln.slice' op slice needs 0 <= start < end, got start 2 and end 2}}
+  %0 = kiln.slice %x {axis = 1 : i64, start = 2 : i64, end = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  kiln.return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func @slice_negative_start(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{'kiln.slice' op slice needs 0 <= start < end, got start -1 and end 0}}
+  %0 = kiln.slice %x {axis = 1 : i64, start = -1 : i64, end = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  kiln.return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func @slice_past_end(%x: tensor<?x64xf32>) -> tensor<?x6xf32> {
+  // expected-error @+1 {{'kiln.slice' op slice end 70 exceeds dimension 1 of [?, 64]}}
+  %0 = kiln.slice %x {axis = 1 : i64, start = 64 : i64, end = 70 : i64} : (tensor<?x64xf32>) -> tensor<?x6xf32>
+  kiln.return %0 : tensor<?x6xf32>
+}
+
+// -----
+
+func @slice_result(%x: tensor<2x8xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.slice' op result type 'tensor<2x3xf32>' does not match the inferred shape [2, 4]}}
+  %0 = kiln.slice %x {axis = 1 : i64, start = 2 : i64, end = 6 : i64} : (tensor<2x8xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @concat_nothing() -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.concat' op expected 1 or more operands, but found 0}}
+  %0 = kiln.concat {axis = 0 : i64} : () -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{'kiln.concat' op concat operands need the same rank, got operand #0 [2, 3] and operand #1 [3]}}
+  %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
+  kiln.return %0 : tensor<5x3xf32>
+}
+
+// -----
+
+func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'kiln.concat' op concat operand #1 [2, 4] differs from operand #0 [2, 3] in dimension 1: 4 vs 3}}
+  %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  kiln.return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func @concat_axis(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.concat' op concat axis 2 is out of range for shape [2, 3]}}
+  %0 = kiln.concat %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @concat_result(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'kiln.concat' op result type 'tensor<2x8xf32>' does not match the inferred shape [2, 7]}}
+  %0 = kiln.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  kiln.return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func @concat_element_types(%a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.concat' op requires the same element type for all operands and results}}
+  %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2xf32>, tensor<2xi32>) -> tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func @embedding_table_rank(%t: tensor<100xf32>, %ids: tensor<?xi32>) -> tensor<?x1xf32> {
+  // expected-error @+1 {{'kiln.embedding' op embedding table must have rank 2 ([vocabulary, features]), got [100]}}
+  %0 = kiln.embedding %t, %ids : (tensor<100xf32>, tensor<?xi32>) -> tensor<?x1xf32>
+  kiln.return %0 : tensor<?x1xf32>
+}
+
+// -----
+
+func @embedding_float_ids(%t: tensor<100x8xf32>, %ids: tensor<?xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'kiln.embedding' op operand #1 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xf32>'}}
+  %0 = kiln.embedding %t, %ids : (tensor<100x8xf32>, tensor<?xf32>) -> tensor<?x8xf32>
+  kiln.return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func @embedding_result(%t: tensor<100x8xf32>, %ids: tensor<?x?xi32>) -> tensor<?x?x16xf32> {
+  // expected-error @+1 {{'kiln.embedding' op result type 'tensor<?x?x16xf32>' does not match the inferred shape [?, ?, 8]}}
+  %0 = kiln.embedding %t, %ids : (tensor<100x8xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
+  kiln.return %0 : tensor<?x?x16xf32>
+}
+
+// -----
+
+func @range_axis(%x: tensor<?x?xi32>) -> tensor<?xi32> {
+  // expected-error @+1 {{'kiln.range' op range axis 2 is out of range for shape [?, ?]}}
+  %0 = kiln.range %x {axis = 2 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  kiln.return %0 : tensor<?xi32>
+}
+
+// -----
+
+func @range_float_result(%x: tensor<?x?xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.range' op result element type 'f32' must be 'i32'}}
+  %0 = kiln.range %x {axis = 1 : i64} : (tensor<?x?xf32>) -> tensor<?xf32>
+  kiln.return %0 : tensor<?xf32>
+}
+
+// -----
+
+func @sinusoid_odd(%p: tensor<?xi32>) -> tensor<?x7xf32> {
+  // expected-error @+1 {{'kiln.sinusoid' op sinusoid feature size must be static, positive and even, got 7}}
+  %0 = kiln.sinusoid %p : (tensor<?xi32>) -> tensor<?x7xf32>
+  kiln.return %0 : tensor<?x7xf32>
+}
+
+// -----
+
+func @sinusoid_dynamic(%p: tensor<?xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.sinusoid' op sinusoid feature size must be static, positive and even, got ?}}
+  %0 = kiln.sinusoid %p : (tensor<?xi32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func @sinusoid_rank(%p: tensor<?x?xi32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'kiln.sinusoid' op result type 'tensor<?x8xf32>' does not match the inferred shape [?, ?, 8]}}
+  %0 = kiln.sinusoid %p : (tensor<?x?xi32>) -> tensor<?x8xf32>
+  kiln.return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func @sinusoid_float_positions(%p: tensor<?xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'kiln.sinusoid' op operand #0 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xf32>'}}
+  %0 = kiln.sinusoid %p : (tensor<?xf32>) -> tensor<?x8xf32>
+  kiln.return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func @padding_mask_lengths_rank(%l: tensor<?x1xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.padding_mask' op padding_mask lengths must have rank 1 ([batch]), got [?, 1]}}
+  %0 = kiln.padding_mask %l, %x {axis = 1 : i64} : (tensor<?x1xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func @padding_mask_axis(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.padding_mask' op padding_mask axis 2 is out of range for shape [?, ?]}}
+  %0 = kiln.padding_mask %l, %x {axis = 2 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func @padding_mask_int_result(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xi32> {
+  // expected-error @+1 {{'kiln.padding_mask' op result element type 'i32' must be 'f32'}}
+  %0 = kiln.padding_mask %l, %x {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+  kiln.return %0 : tensor<?x?xi32>
+}
+
+// -----
+
+func @causal_mask_axis(%x: tensor<?x?xi32>) -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.causal_mask' op causal_mask axis -1 is out of range for shape [?, ?]}}
+  %0 = kiln.causal_mask %x {axis = -1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+func @causal_mask_not_square(%x: tensor<2x4xi32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{'kiln.causal_mask' op result type 'tensor<4x5xf32>' does not match the inferred shape [4, 4]}}
+  %0 = kiln.causal_mask %x {axis = 1 : i64} : (tensor<2x4xi32>) -> tensor<4x5xf32>
+  kiln.return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 needs an i32 tensor, got 'tensor<?xf32>'}}
+func @bounds_on_floats(%x: tensor<?xf32> {kiln.dims = ["B"], kiln.bounds = ["0", "1"]}) -> tensor<?xf32> {
+  kiln.return %x : tensor<?xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 must be an array of two strings ["lo", "hi"], got [0, 49]}}
+func @bounds_not_strings(%x: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = [0, 49]}) -> tensor<?xi32> {
+  kiln.return %x : tensor<?xi32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 must be an array of two strings ["lo", "hi"], got ["0"]}}
+func @bounds_one_end(%x: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["0"]}) -> tensor<?xi32> {
+  kiln.return %x : tensor<?xi32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 invalid dimension expression "S+": unexpected end}}
+func @bounds_syntax(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"], kiln.bounds = ["0", "S+"]}) -> tensor<?x?xi32> {
+  kiln.return %x : tensor<?x?xi32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #1 uses dimension 'T', which no input of the entry names in 'kiln.dims'}}
+func @bounds_unknown_name(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
+                          %len: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["1", "T"]}) -> tensor<?xi32> {
+  kiln.return %len : tensor<?xi32>
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 is empty: 5 > 4}}
+func @bounds_empty(%x: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["5", "4"]}) -> tensor<?xi32> {
+  kiln.return %x : tensor<?xi32>
+}

@@ -91,3 +91,63 @@ func @generic_form(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "kiln.scale"(%x) {factor = 2.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
   "kiln.return"(%0) : (tensor<4xf32>) -> ()
 }
+
+// CHECK-LABEL: func @embeddings_positions_and_masks
+// CHECK-SAME: (%[[TABLE:.+]]: tensor<100x16xf32>, %[[IDS:.+]]: tensor<?x?xi32> {kiln.bounds = ["0", "99"], kiln.dims = ["B", "S"], kiln.name = "src"}, %[[LEN:.+]]: tensor<?xi32> {kiln.bounds = ["1", "S"], kiln.dims = ["B"], kiln.name = "len"})
+// CHECK: %[[E:.+]] = kiln.embedding %[[TABLE]], %[[IDS]] : (tensor<100x16xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
+// CHECK: %[[POS:.+]] = kiln.range %[[IDS]] {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+// CHECK: %[[PE:.+]] = kiln.sinusoid %[[POS]] : (tensor<?xi32>) -> tensor<?x16xf32>
+// CHECK: kiln.range %[[E]] {axis = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<16xi32>
+// CHECK: kiln.padding_mask %[[LEN]], %[[IDS]] {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+// CHECK: kiln.causal_mask %[[E]] {axis = 1 : i64} : (tensor<?x?x16xf32>) -> tensor<?x?xf32>
+func @embeddings_positions_and_masks(
+    %table: tensor<100x16xf32>,
+    %ids: tensor<?x?xi32> {kiln.name = "src", kiln.dims = ["B", "S"], kiln.bounds = ["0", "99"]},
+    %len: tensor<?xi32> {kiln.name = "len", kiln.dims = ["B"], kiln.bounds = ["1", "S"]})
+    -> tensor<?x?x16xf32> {
+  %e = kiln.embedding %table, %ids : (tensor<100x16xf32>, tensor<?x?xi32>) -> tensor<?x?x16xf32>
+  %pos = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %pe = kiln.sinusoid %pos : (tensor<?xi32>) -> tensor<?x16xf32>
+  %f = kiln.range %e {axis = 2 : i64} : (tensor<?x?x16xf32>) -> tensor<16xi32>
+  %m = kiln.padding_mask %len, %ids {axis = 1 : i64}
+      : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+  %c = kiln.causal_mask %e {axis = 1 : i64} : (tensor<?x?x16xf32>) -> tensor<?x?xf32>
+  kiln.return %e : tensor<?x?x16xf32>
+}
+
+// CHECK-LABEL: func @layers_and_head
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[W:.+]]: tensor<2048x512xf32>, %[[B:.+]]: tensor<2048xf32>)
+// CHECK: %[[Y:.+]] = kiln.linear %[[X]], %[[W]], %[[B]] : (tensor<?x?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+// CHECK: %[[G:.+]] = kiln.gelu %[[Y]] : tensor<?x?x2048xf32>
+// CHECK: %[[L:.+]] = kiln.log_softmax %[[G]] {axis = 2 : i64} : tensor<?x?x2048xf32>
+// CHECK: kiln.argmax %[[L]] {axis = 2 : i64} : (tensor<?x?x2048xf32>) -> tensor<?x?xi32>
+func @layers_and_head(%x: tensor<?x?x512xf32>, %w: tensor<2048x512xf32>, %b: tensor<2048xf32>)
+    -> tensor<?x?xi32> {
+  %y = kiln.linear %x, %w, %b
+      : (tensor<?x?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+  %g = kiln.gelu %y : tensor<?x?x2048xf32>
+  %l = kiln.log_softmax %g {axis = 2 : i64} : tensor<?x?x2048xf32>
+  %t = kiln.argmax %l {axis = 2 : i64} : (tensor<?x?x2048xf32>) -> tensor<?x?xi32>
+  kiln.return %t : tensor<?x?xi32>
+}
+
+// CHECK-LABEL: func @slice_and_concat
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[P:.+]]: tensor<?x?xi32>, %[[N:.+]]: tensor<?x1xi32>)
+// CHECK: %[[H:.+]] = kiln.slice %[[X]] {axis = 2 : i64, end = 128 : i64, start = 64 : i64} : (tensor<?x?x512xf32>) -> tensor<?x?x64xf32>
+// CHECK: kiln.slice %[[X]] {axis = 1 : i64, end = 1 : i64, start = 0 : i64} : (tensor<?x?x512xf32>) -> tensor<?x1x512xf32>
+// CHECK: kiln.concat %[[P]], %[[N]] {axis = 1 : i64} : (tensor<?x?xi32>, tensor<?x1xi32>) -> tensor<?x?xi32>
+// CHECK: kiln.concat %[[H]], %[[H]], %[[H]] {axis = 2 : i64} : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
+// CHECK: kiln.concat %[[N]] {axis = 0 : i64} : (tensor<?x1xi32>) -> tensor<?x1xi32>
+func @slice_and_concat(%x: tensor<?x?x512xf32>, %prefix: tensor<?x?xi32>, %next: tensor<?x1xi32>)
+    -> tensor<?x?xi32> {
+  %h = kiln.slice %x {axis = 2 : i64, start = 64 : i64, end = 128 : i64}
+      : (tensor<?x?x512xf32>) -> tensor<?x?x64xf32>
+  %first = kiln.slice %x {axis = 1 : i64, start = 0 : i64, end = 1 : i64}
+      : (tensor<?x?x512xf32>) -> tensor<?x1x512xf32>
+  %ys = kiln.concat %prefix, %next {axis = 1 : i64}
+      : (tensor<?x?xi32>, tensor<?x1xi32>) -> tensor<?x?xi32>
+  %three = kiln.concat %h, %h, %h {axis = 2 : i64}
+      : (tensor<?x?x64xf32>, tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x192xf32>
+  %one = kiln.concat %next {axis = 0 : i64} : (tensor<?x1xi32>) -> tensor<?x1xi32>
+  kiln.return %ys : tensor<?x?xi32>
+}

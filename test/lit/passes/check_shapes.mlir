@@ -89,3 +89,41 @@ func @no_dims_attr(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 func @scalar_input(%x: tensor<4xf32>, %s: f32) -> tensor<4xf32> {
   kiln.return %x : tensor<4xf32>
 }
+
+// -----
+
+// Positions and masks take their sizes from the named dims of `like`; a concat along a
+// named dim sums it ("T+1"), which no longer matches T.
+func @next_token_appended(%ys: tensor<?x?xi32> {kiln.dims = ["B", "T"]},
+                          %next: tensor<?x1xi32> {kiln.dims = ["B", ""]},
+                          %len: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["1", "T"]})
+    -> tensor<?x?xf32> {
+  %c = kiln.causal_mask %ys {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+  %m = kiln.padding_mask %len, %ys {axis = 1 : i64}
+      : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+  %longer = kiln.concat %ys, %next {axis = 1 : i64}
+      : (tensor<?x?xi32>, tensor<?x1xi32>) -> tensor<?x?xi32>
+  %c2 = kiln.causal_mask %longer {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+  // expected-error @+1 {{'kiln.add' op shapes [T, T] and [T+1, T+1] do not broadcast: T vs T+1}}
+  %0 = kiln.add %c, %c2 : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  kiln.return %0 : tensor<?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @masks_and_positions_agree
+// CHECK: kiln.add
+func @masks_and_positions_agree(%ids: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
+                                %len: tensor<?xi32> {kiln.dims = ["B"]})
+    -> tensor<?x?x?xf32> {
+  %pos = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %first = kiln.slice %ids {axis = 1 : i64, start = 0 : i64, end = 1 : i64}
+      : (tensor<?x?xi32>) -> tensor<?x1xi32>
+  %m = kiln.padding_mask %len, %ids {axis = 1 : i64}
+      : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+  %m3 = kiln.reshape %m {shape = [0, 1, -1]} : (tensor<?x?xf32>) -> tensor<?x1x?xf32>
+  %c = kiln.causal_mask %pos {axis = 0 : i64} : (tensor<?xi32>) -> tensor<?x?xf32>
+  // [B, 1, S] + [S, S] -> [B, S, S]
+  %0 = kiln.add %m3, %c : (tensor<?x1x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
+  kiln.return %0 : tensor<?x?x?xf32>
+}

@@ -31,6 +31,16 @@ inline std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -2.0f
   return values;
 }
 
+/// Uniform integers in [lo, hi], reproducible from `seed`.
+inline std::vector<int32_t> randomInts(size_t n, unsigned seed, int32_t lo, int32_t hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi);
+  std::vector<int32_t> values(n);
+  for (int32_t &v : values)
+    v = dist(rng);
+  return values;
+}
+
 /// Parses kiln MLIR text and runs its entry points.
 class ReferenceTest : public ::testing::Test {
 protected:

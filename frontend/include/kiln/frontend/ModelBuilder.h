@@ -56,10 +56,36 @@ private:
 
 class ModelBuilder;
 
+/// One end of an input's value range: an integer, or a dimension expression over the
+/// entry's named dims ("S", "S-1"; docs/manifest.md gives the grammar).
+struct Bound {
+  /// A negative value is written "0-N": the manifest's grammar has no unary minus.
+  Bound(int64_t value)
+      : expr(value < 0 ? "0-" + std::to_string(0 - static_cast<uint64_t>(value))
+                       : std::to_string(value)) {}
+  Bound(int value) : Bound(static_cast<int64_t>(value)) {}
+  Bound(const char *expr) : expr(expr) {}
+  Bound(std::string expr) : expr(std::move(expr)) {}
+  /// `dyn("S")` reads as the expression "S".
+  Bound(const Dim &dim) : Bound(dim.name.empty() ? Bound(dim.size) : Bound(dim.name)) {}
+  std::string expr;
+};
+
+/// The inclusive range [min, max] every value of an i32 input must lie in, e.g. token
+/// ids in {0, vocabulary - 1} or lengths in {1, "S"}. The runtime rejects inputs
+/// outside it before running the model (so a bad id never indexes out of a table).
+struct Bounds {
+  Bound min, max;
+};
+
 /// An entry point being declared. Ops on its inputs go into its function.
 class Entry {
 public:
   Tensor input(const std::string &name, DType dtype, std::vector<Dim> dims,
+               std::source_location loc = std::source_location::current());
+  /// An i32 input whose values must lie in `bounds` (stored as `kiln.bounds`); names in
+  /// the bounds must be dynamic dims of some input of this entry.
+  Tensor input(const std::string &name, DType dtype, std::vector<Dim> dims, Bounds bounds,
                std::source_location loc = std::source_location::current());
   void output(const std::string &name, const Tensor &value,
               std::source_location loc = std::source_location::current());

@@ -33,6 +33,40 @@ Tensor reshape(Operand input, std::vector<int64_t> shape,
 Tensor transpose(Operand input, std::vector<int64_t> permutation,
                  SourceLoc loc = SourceLoc::current());
 
+// -- Layers around attention --
+
+/// y = x . W^T + b with W stored [out, in] as in PyTorch: [..., in] -> [..., out].
+Tensor linear(Operand input, Operand weight, Operand bias,
+              SourceLoc loc = SourceLoc::current());
+/// Exact GELU, 0.5 * x * (1 + erf(x / sqrt(2))).
+Tensor gelu(Operand input, SourceLoc loc = SourceLoc::current());
+/// log(softmax(x)) along `axis`, computed safely; a fully masked (-inf) row is -inf.
+Tensor logSoftmax(Operand input, int64_t axis = -1, SourceLoc loc = SourceLoc::current());
+/// The i32 index of the largest element along `axis` (first on ties); drops `axis`.
+Tensor argmax(Operand input, int64_t axis = -1, SourceLoc loc = SourceLoc::current());
+/// Elements [start, end) of `axis` (negative axis counts from the end; start and end do
+/// not). A dynamic dim is checked against `end` when the model runs.
+Tensor slice(Operand input, int64_t axis, int64_t start, int64_t end,
+             SourceLoc loc = SourceLoc::current());
+/// Joins `inputs` (same rank and dtype, equal other dims) along `axis`.
+Tensor concat(const std::vector<Tensor> &inputs, int64_t axis,
+              SourceLoc loc = SourceLoc::current());
+
+// -- Embeddings, positions and masks --
+
+/// Rows of `table` [V, D] for i32 `ids` [...]: [..., D].
+Tensor embedding(Operand table, Operand ids, SourceLoc loc = SourceLoc::current());
+/// The i32 positions 0..N-1 where N = like.dim(axis) (only the shape of `like` is read).
+Tensor positions(Operand like, int64_t axis, SourceLoc loc = SourceLoc::current());
+/// Sinusoidal encodings of i32 `positions` [...]: [..., dim]; `dim` must be even.
+Tensor sinusoid(Operand positions, int64_t dim, SourceLoc loc = SourceLoc::current());
+/// [B, N] additive mask from i32 `lengths` [B]: 0 for key j < lengths[b], -inf after;
+/// N = like.dim(axis).
+Tensor paddingMask(Operand lengths, Operand like, int64_t axis,
+                   SourceLoc loc = SourceLoc::current());
+/// [N, N] additive mask: 0 where key j <= query i, -inf above; N = like.dim(axis).
+Tensor causalMask(Operand like, int64_t axis, SourceLoc loc = SourceLoc::current());
+
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, const Tensor &rhs);

@@ -18,9 +18,15 @@ def Kiln_Dialect : Dialect {
     Values are ranked tensors of f32 (activations, weights) or i32 (token ids, lengths),
     with static or dynamic (`?`) dimensions. Each entry point of a model is a builtin
     `func` whose arguments carry `kiln.name` and `kiln.dims` (the names of their dynamic
-    dimensions, "" for static ones) and whose results carry `kiln.name`. Weights enter
-    the graph through `kiln.parameter`, bound by name at run time.
+    dimensions, "" for static ones) and whose results carry `kiln.name`. An i32 input may
+    also carry `kiln.bounds = ["LO", "HI"]`, the inclusive range its values must lie in,
+    each end an integer or a dimension expression over the entry's named dims (token ids
+    in `["0", "31999"]`, lengths in `["1", "S"]`); the runtime rejects inputs outside it
+    before any kernel runs. Weights enter the graph through `kiln.parameter`, bound by
+    name at run time.
   }];
+  // Checks the form of `kiln.bounds` (SymbolicShapes.h documents it).
+  let hasRegionArgAttrVerify = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>

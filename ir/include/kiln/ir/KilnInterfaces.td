@@ -23,6 +23,15 @@ def Kiln_SymbolicShapeOpInterface : OpInterface<"SymbolicShapeOpInterface"> {
       "they do not fit together.",
       "::kiln::ShapeResult", "inferSymbolicShape",
       (ins "::llvm::ArrayRef<::kiln::SymShape>":$operandShapes)>,
+    InterfaceMethod<
+      "The element type the result must have. By default that of the first operand; "
+      "ops that make ids from floats or floats from ids (argmax, sinusoid, masks) "
+      "override it. Called only once the operands are known to be ranked tensors.",
+      "::mlir::Type", "inferElementType", (ins), /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        return $_op->getOperand(0).getType()
+            .template cast<::mlir::ShapedType>().getElementType();
+      }]>,
   ];
   let verify = [{ return ::kiln::verifySymbolicShape($_op); }];
 }

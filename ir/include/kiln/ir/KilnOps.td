@@ -13,9 +13,12 @@ include "kiln/ir/KilnInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
-class Kiln_ShapedOp<string mnemonic, list<Trait> traits = []>
+// `overrides` names the interface methods with a default that the op replaces
+// ("inferElementType" for ops whose result element type differs from operand 0's).
+class Kiln_ShapedOp<string mnemonic, list<Trait> traits = [],
+                    list<string> overrides = []>
     : Kiln_Op<mnemonic, !listconcat(traits, [NoSideEffect,
-        DeclareOpInterfaceMethods<Kiln_SymbolicShapeOpInterface>])>;
+        DeclareOpInterfaceMethods<Kiln_SymbolicShapeOpInterface, overrides>])>;
 
 //===----------------------------------------------------------------------===//
 // Graph inputs and terminator
@@ -75,6 +78,24 @@ def Kiln_MatmulOp : Kiln_ShapedOp<"matmul"> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
+def Kiln_LinearOp : Kiln_ShapedOp<"linear"> {
+  let summary = "affine layer: input times the transposed weight, plus the bias";
+  let description = [{
+    `result[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]`: the weight is stored
+    [out, in] as PyTorch's `nn.Linear` stores it, so weights load without a transpose. The
+    bias is required; a layer without one is a `kiln.matmul` with `transpose_rhs`.
+
+    ```mlir
+    %y = kiln.linear %x, %w, %b
+        : (tensor<?x?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, Kiln_F32Tensor:$weight,
+                   Kiln_F32Tensor:$bias);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise
 //===----------------------------------------------------------------------===//
@@ -130,6 +151,18 @@ def Kiln_ReluOp : Kiln_UnaryOp<"relu"> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+def Kiln_GeluOp : Kiln_UnaryOp<"gelu"> {
+  let summary = "exact GELU: 0.5 * x * (1 + erf(x / sqrt(2)))";
+  let description = [{
+    The erf form (PyTorch's default `approximate='none'`), not the tanh approximation.
+
+    ```mlir
+    %h = kiln.gelu %x : tensor<?x?x2048xf32>
+    ```
+  }];
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
 def Kiln_SoftmaxOp : Kiln_UnaryOp<"softmax"> {
   let summary = "softmax along one axis";
   let description = [{
@@ -142,6 +175,38 @@ def Kiln_SoftmaxOp : Kiln_UnaryOp<"softmax"> {
   }];
   let arguments = (ins Kiln_F32Tensor:$input, I64Attr:$axis);
   let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_LogSoftmaxOp : Kiln_UnaryOp<"log_softmax"> {
+  let summary = "log of the softmax along one axis, computed without overflow";
+  let description = [{
+    `x - max - log(sum(exp(x - max)))` along `axis` (0 <= axis < rank). A row whose
+    elements are all -inf (every key masked) gives -inf everywhere, the log of the 0 that
+    `kiln.softmax` gives it, never NaN (PyTorch gives NaN). A NaN in a row makes that row
+    NaN.
+
+    ```mlir
+    %lp = kiln.log_softmax %logits {axis = 2 : i64} : tensor<?x?x32000xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, I64Attr:$axis);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Kiln_ArgmaxOp : Kiln_ShapedOp<"argmax", [], ["inferElementType"]> {
+  let summary = "index of the largest element along one axis";
+  let description = [{
+    The i32 index of the maximum along `axis` (0 <= axis < rank), which the result drops.
+    On ties the first index wins; a NaN counts as larger than any number (the first NaN
+    wins), as in PyTorch.
+
+    ```mlir
+    %next = kiln.argmax %logits {axis = 2 : i64} : (tensor<?x?x32000xf32>) -> tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_IndexTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -201,6 +266,128 @@ def Kiln_TransposeOp : Kiln_ShapedOp<"transpose"> {
   let results = (outs Kiln_AnyTensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_ShapedOp<"slice"> {
+  let summary = "a static range [start, end) of one dimension";
+  let description = [{
+    `result[..., j, ...] = input[..., start + j, ...]` for 0 <= j < end - start along
+    `axis`; the other dimensions are kept. `0 <= start < end` always holds. Where the
+    sliced dimension is static, `end <= size` is checked here; where it is dynamic, it
+    holds by contract and is checked at run time (an error in the reference interpreter;
+    a backend must reject the input too, e.g. by its input bounds check).
+
+    ```mlir
+    %head = kiln.slice %x {axis = 2 : i64, start = 64 : i64, end = 128 : i64}
+        : (tensor<?x?x512xf32>) -> tensor<?x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_AnyTensor:$input, I64Attr:$axis, I64Attr:$start,
+                   I64Attr:$end);
+  let results = (outs Kiln_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_ConcatOp : Kiln_ShapedOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "joins tensors along one axis";
+  let description = [{
+    The operands (at least one) follow each other along `axis`; all have the same rank,
+    element type and other dimensions. The result's `axis` dimension is the sum of the
+    operands' (a dimension expression such as `T+1` when some are dynamic).
+
+    ```mlir
+    %ys = kiln.concat %prefix, %next {axis = 1 : i64}
+        : (tensor<?x?xi32>, tensor<?x1xi32>) -> tensor<?x?xi32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_AnyTensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_AnyTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings, positions and masks
+//===----------------------------------------------------------------------===//
+
+def Kiln_EmbeddingOp : Kiln_ShapedOp<"embedding"> {
+  let summary = "rows of an embedding table, picked by token id";
+  let description = [{
+    `result[..., d] = table[ids[...], d]` for a table of shape [V, D]. Ids must lie in
+    [0, V): an entry input's `kiln.bounds` lets the runtime reject bad ids before any
+    kernel runs; the reference interpreter reports an out-of-range id as an error.
+
+    ```mlir
+    %e = kiln.embedding %table, %ids
+        : (tensor<32000x512xf32>, tensor<?x?xi32>) -> tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$table, Kiln_IndexTensor:$ids);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$table `,` $ids attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_RangeOp : Kiln_ShapedOp<"range", [], ["inferElementType"]> {
+  let summary = "the positions 0, 1, ..., N-1 of one dimension of a tensor";
+  let description = [{
+    `result[i] = i` (i32) for 0 <= i < N, where N is dimension `axis` of `like`. Only the
+    shape of `like` is read, so positions follow a dynamic sequence length.
+
+    ```mlir
+    %pos = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+    ```
+  }];
+  let arguments = (ins Kiln_AnyTensor:$like, I64Attr:$axis);
+  let results = (outs Kiln_IndexTensor:$result);
+  let assemblyFormat = "$like attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_SinusoidOp : Kiln_ShapedOp<"sinusoid", [], ["inferElementType"]> {
+  let summary = "sinusoidal position encodings of the paper";
+  let description = [{
+    For each position p and 0 <= i < D/2: `result[..., 2i] = sin(p / 10000^(2i/D))` and
+    `result[..., 2i+1] = cos(p / 10000^(2i/D))`. D is the last dimension of the result
+    type, which must be static, positive and even; the result has the positions' shape
+    with D appended.
+
+    ```mlir
+    %pe = kiln.sinusoid %pos : (tensor<?xi32>) -> tensor<?x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_IndexTensor:$positions);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$positions attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_PaddingMaskOp : Kiln_ShapedOp<"padding_mask", [], ["inferElementType"]> {
+  let summary = "additive mask of the padded keys of each sequence";
+  let description = [{
+    `result[b, j] = 0` where `j < lengths[b]`, `-inf` otherwise, for 0 <= j < N where N
+    is dimension `axis` of `like` (only its shape is read). Added to attention scores, it
+    masks the padding after each sequence.
+
+    ```mlir
+    %m = kiln.padding_mask %lengths, %src {axis = 1 : i64}
+        : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_IndexTensor:$lengths, Kiln_AnyTensor:$like, I64Attr:$axis);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$lengths `,` $like attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_CausalMaskOp : Kiln_ShapedOp<"causal_mask", [], ["inferElementType"]> {
+  let summary = "additive mask of the future keys of each query";
+  let description = [{
+    `result[i, j] = 0` where key `j <= i` (query), `-inf` above the diagonal, an N x N
+    matrix where N is dimension `axis` of `like` (only its shape is read).
+
+    ```mlir
+    %c = kiln.causal_mask %tgt {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_AnyTensor:$like, I64Attr:$axis);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$like attr-dict `:` functional-type(operands, results)";
 }
 
 #endif // KILN_IR_KILNOPS_TD

@@ -75,6 +75,31 @@ ShapeResult layerNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma
 ShapeResult reshape(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> newShape);
 ShapeResult transpose(llvm::ArrayRef<SymDim> input,
                       llvm::ArrayRef<int64_t> permutation);
+
+// ShapeRulesLayers.cpp: the ops an encoder-decoder adds around attention.
+
+/// input [..., in], weight [out, in], bias [out] -> [..., out].
+ShapeResult linear(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> weight,
+                   llvm::ArrayRef<SymDim> bias);
+ShapeResult logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis);
+/// The input's shape without `axis`.
+ShapeResult argmax(llvm::ArrayRef<SymDim> input, int64_t axis);
+/// `axis` becomes end - start; needs 0 <= start < end (<= the size where static).
+ShapeResult slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start,
+                  int64_t end);
+/// Same rank, compatible dims off `axis`; the `axis` dims add up ("S+1").
+ShapeResult concat(llvm::ArrayRef<SymShape> inputs, int64_t axis);
+/// table [V, D], ids [...] -> [..., D].
+ShapeResult embedding(llvm::ArrayRef<SymDim> table, llvm::ArrayRef<SymDim> ids);
+/// -> [N], N = like[axis].
+ShapeResult range(llvm::ArrayRef<SymDim> like, int64_t axis);
+/// positions [...] -> [..., dim]; dim must be static, positive and even.
+ShapeResult sinusoid(llvm::ArrayRef<SymDim> positions, int64_t dim);
+/// lengths [B] -> [B, N], N = like[axis].
+ShapeResult paddingMask(llvm::ArrayRef<SymDim> lengths, llvm::ArrayRef<SymDim> like,
+                        int64_t axis);
+/// -> [N, N], N = like[axis].
+ShapeResult causalMask(llvm::ArrayRef<SymDim> like, int64_t axis);
 } // namespace shape_rules
 
 } // namespace kiln

@@ -22,6 +22,14 @@ inline constexpr llvm::StringLiteral kNameAttr = "kiln.name";
 /// Argument attribute: ArrayAttr of StringAttr, one per dimension, naming the dynamic
 /// ones ("" for static dimensions).
 inline constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
+/// Argument attribute of an i32 input: ArrayAttr of two StringAttr, the inclusive range
+/// [lo, hi] every value of the input must lie in, checked before a run. Each end is a
+/// dimension expression (DimExpr.h, docs/manifest.md) over the names in the entry's
+/// `kiln.dims`; a plain integer is the simplest one. Token ids of a 50-word vocabulary:
+/// `kiln.bounds = ["0", "49"]`; lengths of sequences padded to S: `["1", "S"]`. The
+/// grammar has no unary minus, so a negative end is written "0-5". The dialect verifier
+/// checks the form, the names and, when both ends are integers, that lo <= hi.
+inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 

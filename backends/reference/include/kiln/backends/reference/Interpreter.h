@@ -37,8 +37,9 @@ using TensorMap = std::map<std::string, HostTensor>;
 /// argument attributes ("arg<i>" where an argument has none) and parameters by name;
 /// the result maps output names (`kiln.name` result attributes, else "result<i>") to
 /// values. Missing, unexpected or mis-shaped inputs, missing or mis-shaped parameters,
-/// dynamic dimensions named alike but sized differently, and ops the interpreter does
-/// not know are errors, never crashes. Extra parameters are ignored (a weights file
+/// dynamic dimensions named alike but sized differently, input values outside their
+/// `kiln.bounds`, out-of-range token ids, and ops the interpreter does not know are
+/// errors, never crashes. Extra parameters are ignored (a weights file
 /// holds those of every entry).
 llvm::Expected<TensorMap> run(mlir::ModuleOp module, llvm::StringRef entry,
                               const TensorMap &inputs, const TensorMap &parameters);

@@ -1,0 +1,99 @@
+//===- Embedding.cpp - Reference embeddings, positions and masks ----------===//
+//
+// The inputs side of an encoder-decoder: token embeddings, positions and their
+// sinusoidal encodings, and the additive masks (0 to keep, -inf to mask) that attention
+// adds to its scores. Ops that take a `like` operand read only its shape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace kiln::reference;
+
+llvm::Expected<HostTensor> kiln::reference::embedding(const HostTensor &table,
+                                                      const HostTensor &ids) {
+  if (table.shape.size() != 2)
+    return makeError("embedding table must have rank 2, got " + shapeToString(table.shape));
+  int64_t vocabulary = table.shape[0], features = table.shape[1];
+  Shape outShape = ids.shape;
+  outShape.push_back(features);
+  // An id outside the table would read out of bounds: a caller's error, never a crash.
+  for (int64_t k = 0; k < ids.numElements(); ++k)
+    if (ids.i32[k] < 0 || ids.i32[k] >= vocabulary) {
+      return makeError("embedding id " + std::to_string(ids.i32[k]) + " at index " +
+                       shapeToString(unravelIndex(k, ids.shape)) +
+                       " is out of range for a table of " + std::to_string(vocabulary) +
+                       " rows");
+    }
+  std::vector<int64_t> source;
+  for (int32_t id : ids.i32)
+    for (int64_t d = 0; d < features; ++d)
+      source.push_back(id * features + d);
+  return gather(table, outShape, source);
+}
+
+llvm::Expected<HostTensor> kiln::reference::range(const HostTensor &like, int64_t axis) {
+  llvm::Expected<AxisLines> lines = axisLines(like.shape, axis, "range");
+  if (!lines)
+    return lines.takeError();
+  HostTensor out = HostTensor::ints({lines->length});
+  for (int64_t i = 0; i < lines->length; ++i)
+    out.i32[i] = static_cast<int32_t>(i);
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::sinusoid(const HostTensor &positions,
+                                                     int64_t dim) {
+  if (dim <= 0 || dim % 2 != 0)
+    return makeError("sinusoid feature size must be positive and even, got " +
+                     std::to_string(dim));
+  Shape outShape = positions.shape;
+  outShape.push_back(dim);
+  HostTensor out = HostTensor::floats(outShape);
+  for (int64_t k = 0; k < positions.numElements(); ++k)
+    for (int64_t i = 0; i < dim / 2; ++i) {
+      // PE[p, 2i] = sin(p / 10000^(2i/D)), PE[p, 2i+1] = cos(same angle), in double.
+      double angle = double(positions.i32[k]) / std::pow(10000.0, double(2 * i) / dim);
+      out.f32[k * dim + 2 * i] = static_cast<float>(std::sin(angle));
+      out.f32[k * dim + 2 * i + 1] = static_cast<float>(std::cos(angle));
+    }
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::paddingMask(const HostTensor &lengths,
+                                                        const HostTensor &like,
+                                                        int64_t axis) {
+  if (lengths.shape.size() != 1)
+    return makeError("padding_mask lengths must have rank 1, got " +
+                     shapeToString(lengths.shape));
+  llvm::Expected<AxisLines> lines = axisLines(like.shape, axis, "padding_mask");
+  if (!lines)
+    return lines.takeError();
+  int64_t batch = lengths.shape[0], keys = lines->length;
+  HostTensor out = HostTensor::floats({batch, keys});
+  const float inf = std::numeric_limits<float>::infinity();
+  // A length beyond the keys masks nothing, a negative one everything; an input's
+  // kiln.bounds is where such lengths are rejected.
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t j = 0; j < keys; ++j)
+      out.f32[b * keys + j] = j < lengths.i32[b] ? 0.0f : -inf;
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::causalMask(const HostTensor &like,
+                                                       int64_t axis) {
+  llvm::Expected<AxisLines> lines = axisLines(like.shape, axis, "causal_mask");
+  if (!lines)
+    return lines.takeError();
+  int64_t n = lines->length;
+  HostTensor out = HostTensor::floats({n, n});
+  const float inf = std::numeric_limits<float>::infinity();
+  // Query i sees keys 0..i.
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      out.f32[i * n + j] = j <= i ? 0.0f : -inf;
+  return out;
+}

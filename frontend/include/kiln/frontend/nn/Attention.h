@@ -1,0 +1,44 @@
+//===- Attention.h - Multi-head attention in the Kiln DSL -------*- C++ -*-===//
+//
+// Written out op by op, as in the paper: finding the fused attention in it is the
+// compiler's job (kiln-fuse-attention), not the model author's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_FRONTEND_NN_ATTENTION_H
+#define KILN_FRONTEND_NN_ATTENTION_H
+
+#include "kiln/frontend/nn/Layers.h"
+
+#include <optional>
+
+namespace kiln::nn {
+
+/// torch.nn.MultiheadAttention's parameters: `PREFIX.in_proj_weight` [3D, D] (q, k, v
+/// stacked by rows), `PREFIX.in_proj_bias` [3D], `PREFIX.out_proj.{weight,bias}`.
+class MultiHeadAttention {
+public:
+  MultiHeadAttention(ModelBuilder &m, const std::string &prefix, int64_t dModel,
+                     int64_t heads);
+
+  /// query [B, Tq, D], key/value [B, Tk, D]; `mask` is additive (0 or -inf) and
+  /// broadcasts to [B, H, Tq, Tk].
+  Tensor operator()(const Tensor &query, const Tensor &key, const Tensor &value,
+                    const std::optional<Tensor> &mask) const;
+
+private:
+  /// [B, T, D] -> [B, H, T, D/H]
+  Tensor splitHeads(const Tensor &x) const;
+  /// [B, H, T, D/H] -> [B, T, D]
+  Tensor mergeHeads(const Tensor &x) const;
+  /// Rows [part·D, (part+1)·D) of the stacked input projection.
+  Tensor project(const Tensor &x, int part) const;
+
+  Parameter inWeight_, inBias_;
+  Linear outProj_;
+  int64_t dModel_, heads_;
+};
+
+} // namespace kiln::nn
+
+#endif // KILN_FRONTEND_NN_ATTENTION_H

@@ -1,0 +1,42 @@
+//===- Attention.cpp - Multi-head attention in the Kiln DSL ---------------===//
+
+#include "kiln/frontend/nn/Attention.h"
+
+#include <cmath>
+
+using namespace kiln;
+using namespace kiln::nn;
+
+MultiHeadAttention::MultiHeadAttention(ModelBuilder &m, const std::string &prefix,
+                                       int64_t dModel, int64_t heads)
+    : inWeight_(m.parameter(prefix + "in_proj_weight", {3 * dModel, dModel})),
+      inBias_(m.parameter(prefix + "in_proj_bias", {3 * dModel})),
+      outProj_(m, prefix + "out_proj", dModel, dModel), dModel_(dModel), heads_(heads) {}
+
+Tensor MultiHeadAttention::project(const Tensor &x, int part) const {
+  int64_t begin = part * dModel_, end = begin + dModel_;
+  return linear(x, slice(inWeight_, 0, begin, end), slice(inBias_, 0, begin, end));
+}
+
+Tensor MultiHeadAttention::splitHeads(const Tensor &x) const {
+  return transpose(reshape(x, {0, 0, heads_, dModel_ / heads_}), {0, 2, 1, 3});
+}
+
+Tensor MultiHeadAttention::mergeHeads(const Tensor &x) const {
+  return reshape(transpose(x, {0, 2, 1, 3}), {0, 0, dModel_});
+}
+
+Tensor MultiHeadAttention::operator()(const Tensor &query, const Tensor &key,
+                                      const Tensor &value,
+                                      const std::optional<Tensor> &mask) const {
+  Tensor q = splitHeads(project(query, 0));
+  Tensor k = splitHeads(project(key, 1));
+  Tensor v = splitHeads(project(value, 2));
+  float headDim = static_cast<float>(dModel_ / heads_);
+  Tensor scores = matmul(q, k, /*transposeLhs=*/false, /*transposeRhs=*/true) *
+                  (1.0f / std::sqrt(headDim));
+  if (mask)
+    scores = scores + *mask;
+  Tensor weights = softmax(scores, /*axis=*/-1);
+  return outProj_(mergeHeads(matmul(weights, v)));
+}

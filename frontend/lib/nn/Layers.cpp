@@ -1,0 +1,50 @@
+//===- Layers.cpp - Basic layers of the Kiln DSL --------------------------===//
+
+#include "kiln/frontend/nn/Layers.h"
+
+#include <cmath>
+
+using namespace kiln;
+using namespace kiln::nn;
+
+Linear::Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out)
+    : weight_(m.parameter(prefix + ".weight", {out, in})),
+      bias_(m.parameter(prefix + ".bias", {out})) {}
+
+Tensor Linear::operator()(const Tensor &x, std::source_location loc) const {
+  return linear(x, weight_.get(loc), bias_.get(loc), loc);
+}
+
+LayerNorm::LayerNorm(ModelBuilder &m, const std::string &prefix, int64_t dim,
+                     float epsilon)
+    : weight_(m.parameter(prefix + ".weight", {dim})),
+      bias_(m.parameter(prefix + ".bias", {dim})), epsilon_(epsilon) {}
+
+Tensor LayerNorm::operator()(const Tensor &x, std::source_location loc) const {
+  return layerNorm(x, weight_.get(loc), bias_.get(loc), epsilon_, loc);
+}
+
+FeedForward::FeedForward(ModelBuilder &m, const std::string &prefix, int64_t dModel,
+                         int64_t dFF, Activation activation)
+    : linear1_(m, prefix + "linear1", dModel, dFF),
+      linear2_(m, prefix + "linear2", dFF, dModel), activation_(activation) {}
+
+Tensor FeedForward::operator()(const Tensor &x) const {
+  Tensor hidden = linear1_(x);
+  hidden = activation_ == Activation::GELU ? gelu(hidden) : relu(hidden);
+  return linear2_(hidden);
+}
+
+Embedding::Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab,
+                     int64_t dModel)
+    : table_(m.parameter(prefix + ".weight", {vocab, dModel})), vocab_(vocab),
+      dModel_(dModel) {}
+
+Tensor Embedding::operator()(const Tensor &ids) const {
+  Tensor scaled = embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
+  return scaled + sinusoid(positions(ids, /*axis=*/1), dModel_);
+}
+
+Tensor Embedding::project(const Tensor &x) const {
+  return matmul(x, table_, /*transposeLhs=*/false, /*transposeRhs=*/true);
+}

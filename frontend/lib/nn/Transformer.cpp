@@ -1,0 +1,116 @@
+//===- Transformer.cpp - The encoder-decoder Transformer ------------------===//
+
+#include "kiln/frontend/nn/Transformer.h"
+
+using namespace kiln;
+using namespace kiln::nn;
+
+TransformerConfig TransformerConfig::base() { return TransformerConfig(); }
+
+static std::string layerPrefix(const std::string &stack, size_t i) {
+  return stack + ".layers." + std::to_string(i) + ".";
+}
+
+EncoderLayer::EncoderLayer(ModelBuilder &m, const std::string &prefix,
+                           const TransformerConfig &c)
+    : selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
+      feedForward_(m, prefix, c.dModel, c.dFF, c.activation),
+      norm1_(m, prefix + "norm1", c.dModel, c.layerNormEps),
+      norm2_(m, prefix + "norm2", c.dModel, c.layerNormEps), normFirst_(c.normFirst) {}
+
+Tensor EncoderLayer::operator()(const Tensor &x, const Tensor &srcMask) const {
+  if (normFirst_) {
+    Tensor n = norm1_(x);
+    Tensor h = x + selfAttn_(n, n, n, srcMask);
+    return h + feedForward_(norm2_(h));
+  }
+  Tensor h = norm1_(x + selfAttn_(x, x, x, srcMask));
+  return norm2_(h + feedForward_(h));
+}
+
+DecoderLayer::DecoderLayer(ModelBuilder &m, const std::string &prefix,
+                           const TransformerConfig &c)
+    : selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
+      crossAttn_(m, prefix + "multihead_attn.", c.dModel, c.heads),
+      feedForward_(m, prefix, c.dModel, c.dFF, c.activation),
+      norm1_(m, prefix + "norm1", c.dModel, c.layerNormEps),
+      norm2_(m, prefix + "norm2", c.dModel, c.layerNormEps),
+      norm3_(m, prefix + "norm3", c.dModel, c.layerNormEps), normFirst_(c.normFirst) {}
+
+Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
+                                const Tensor &causalMask, const Tensor &memoryMask) const {
+  if (normFirst_) {
+    Tensor n1 = norm1_(x);
+    Tensor h = x + selfAttn_(n1, n1, n1, causalMask);
+    h = h + crossAttn_(norm2_(h), memory, memory, memoryMask);
+    return h + feedForward_(norm3_(h));
+  }
+  Tensor h = norm1_(x + selfAttn_(x, x, x, causalMask));
+  h = norm2_(h + crossAttn_(h, memory, memory, memoryMask));
+  return norm3_(h + feedForward_(h));
+}
+
+Encoder::Encoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c) {
+  for (int64_t i = 0; i < c.encoderLayers; ++i)
+    layers_.emplace_back(m, layerPrefix(prefix, i), c);
+  if (c.finalNorm)
+    norm_.emplace(m, prefix + ".norm", c.dModel, c.layerNormEps);
+}
+
+Tensor Encoder::operator()(Tensor x, const Tensor &srcMask) const {
+  for (const EncoderLayer &layer : layers_)
+    x = layer(x, srcMask);
+  return norm_ ? (*norm_)(x) : x;
+}
+
+Decoder::Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c) {
+  for (int64_t i = 0; i < c.decoderLayers; ++i)
+    layers_.emplace_back(m, layerPrefix(prefix, i), c);
+  if (c.finalNorm)
+    norm_.emplace(m, prefix + ".norm", c.dModel, c.layerNormEps);
+}
+
+Tensor Decoder::operator()(Tensor x, const Tensor &memory, const Tensor &causalMask,
+                           const Tensor &memoryMask) const {
+  for (const DecoderLayer &layer : layers_)
+    x = layer(x, memory, causalMask, memoryMask);
+  return norm_ ? (*norm_)(x) : x;
+}
+
+Transformer::Transformer(ModelBuilder &m, const std::string &prefix,
+                         const TransformerConfig &c)
+    : config_(c),
+      srcEmbed_(m, c.sharedEmbeddings ? "embed" : "src_embed", c.srcVocab, c.dModel),
+      tgtEmbed_(m, c.sharedEmbeddings ? "embed" : "tgt_embed", c.tgtVocab, c.dModel),
+      encoder_(m, prefix + ".encoder", c), decoder_(m, prefix + ".decoder", c) {}
+
+Tensor Transformer::keyPaddingMask(const Tensor &lengths, const Tensor &keysLike) const {
+  return reshape(paddingMask(lengths, keysLike, /*axis=*/1), {0, 1, 1, -1});
+}
+
+Tensor Transformer::encode(const Tensor &srcIds, const Tensor &srcLengths) const {
+  return encoder_(srcEmbed_(srcIds), keyPaddingMask(srcLengths, srcIds));
+}
+
+Tensor Transformer::decode(const Tensor &tgtIds, const Tensor &memory,
+                           const Tensor &srcLengths) const {
+  Tensor causal = causalMask(tgtIds, /*axis=*/1);
+  Tensor out = decoder_(tgtEmbed_(tgtIds), memory, causal,
+                        keyPaddingMask(srcLengths, memory));
+  return tgtEmbed_.project(out);
+}
+
+void Transformer::declareEntries(ModelBuilder &m) const {
+  Dim batch = dyn("B"), src = dyn("S"), tgt = dyn("T");
+
+  Entry enc = m.entry("encode");
+  Tensor srcIds = enc.input("src_ids", DType::I32, {batch, src}, {0, config_.srcVocab - 1});
+  Tensor srcLengths = enc.input("src_lengths", DType::I32, {batch}, {1, "S"});
+  enc.output("memory", encode(srcIds, srcLengths));
+
+  Entry dec = m.entry("decode");
+  Tensor tgtIds = dec.input("tgt_ids", DType::I32, {batch, tgt}, {0, config_.tgtVocab - 1});
+  Tensor memory = dec.input("memory", DType::F32, {batch, src, config_.dModel});
+  Tensor memLengths = dec.input("src_lengths", DType::I32, {batch}, {1, "S"});
+  dec.output("logits", decode(tgtIds, memory, memLengths));
+}

@@ -1,0 +1,36 @@
+//===- DimExpr.h - Integer expressions over named dimensions ----*- C++ -*-===//
+//
+// The dimension expressions of docs/manifest.md: integers, names
+// ([A-Za-z_][A-Za-z0-9_]*), + - * / (integer division) and parentheses, e.g. "S",
+// "B*S", "T+1". The IR uses them where a value depends on an entry's dynamic sizes: the
+// `kiln.bounds` of an input ("S" for lengths in [1, S]). The runtime has its own
+// evaluator, free of LLVM; this one serves the verifier, the DSL and the interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_DIMEXPR_H
+#define KILN_IR_DIMEXPR_H
+
+#include "llvm/ADT/Optional.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+/// The names `expr` uses, in order of first use, or why it is not a dimension expression.
+llvm::Expected<std::vector<std::string>> dimExprNames(llvm::StringRef expr);
+
+/// The value of `expr` with each name's value from `lookup` (None: the name is unknown,
+/// an error). Fails on syntax, unknown names, division by zero and int64 overflow.
+llvm::Expected<int64_t>
+evaluateDimExpr(llvm::StringRef expr,
+                llvm::function_ref<llvm::Optional<int64_t>(llvm::StringRef)> lookup);
+
+} // namespace kiln
+
+#endif // KILN_IR_DIMEXPR_H
