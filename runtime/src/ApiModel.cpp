@@ -5,6 +5,8 @@
 #include "Session.hpp"
 #include "Weights.hpp"
 
+#include <cstdint>
+
 using namespace kiln::rt;
 
 namespace {
@@ -15,6 +17,26 @@ const EntryDesc* entryAt(const kiln_model* model, size_t entry) {
   if (!model || entry >= unwrap(model)->manifest().entries.size())
     return nullptr;
   return &unwrap(model)->manifest().entries[entry];
+}
+
+// The entry's dimension table filled from names[i] = values[i]; -1 where not given.
+std::vector<int64_t> slotValues(const EntryDesc& e, const char* const* names,
+                                const int64_t* values, size_t count) {
+  std::vector<int64_t> slots(e.dimNames.size(), -1);
+  for (size_t i = 0; i < count; ++i)
+    for (size_t s = 0; s < slots.size(); ++s)
+      if (names[i] && e.dimNames[s] == names[i])
+        slots[s] = values[i];
+  return slots;
+}
+
+// NOT_FOUND unless every name `expr` uses has a value; `what` says whose expression it is.
+void requireNames(const EntryDesc& e, const DimExpr& expr, const std::vector<int64_t>& slots,
+                  const std::string& what) {
+  for (size_t n = 0; n < expr.names().size(); ++n)
+    if (slots[expr.slotOfName(n)] < 0)
+      fail(KILN_STATUS_NOT_FOUND, "entry '", e.name, "': ", what,
+           " needs a value for dimension '", expr.names()[n], "'");
 }
 
 kiln_status* tensorInfo(const kiln_model* model, size_t entry, size_t index,
@@ -53,23 +75,57 @@ kiln_status* evalShape(const kiln_model* model, size_t entry, size_t index, bool
     const TensorDesc& t = list[index];
     if (!t.dims.empty() && !out)
       fail(KILN_STATUS_INVALID_ARGUMENT, "out_shape is NULL");
-    std::vector<int64_t> slots(e->dimNames.size(), -1);
-    for (size_t i = 0; i < count; ++i)
-      for (size_t s = 0; s < slots.size(); ++s)
-        if (names[i] && e->dimNames[s] == names[i])
-          slots[s] = values[i];
+    std::vector<int64_t> slots = slotValues(*e, names, values, count);
     for (size_t d = 0; d < t.dims.size(); ++d) {
       const DimExpr& expr = t.dims[d];
-      for (size_t n = 0; n < expr.names().size(); ++n)
-        if (slots[expr.slotOfName(n)] < 0)
-          fail(KILN_STATUS_NOT_FOUND, "entry '", e->name, "': ", input ? "input '" : "output '",
-               t.name, "' ", t.describe(), " needs a value for dimension '", expr.names()[n],
-               "'");
+      requireNames(*e, expr, slots, cat(input ? "input '" : "output '", t.name, "' ",
+                                        t.describe()));
       std::string error;
       if (!expr.evaluate(slots.data(), out[d], error) || out[d] < 0)
         fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e->name, "': ", t.name, " dim ", d, " '",
              expr.text(), "': ", error.empty() ? cat("is negative (", out[d], ")") : error);
     }
+  });
+}
+
+kiln_status* evalBounds(const kiln_model* model, size_t entry, size_t index,
+                        const char* const* names, const int64_t* values, size_t count,
+                        int64_t* outMin, int64_t* outMax) {
+  return guard([&] {
+    if (!model || !outMin || !outMax || (count > 0 && (!names || !values)))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_input_bounds: NULL argument");
+    const EntryDesc* e = entryAt(model, entry);
+    if (!e)
+      fail(KILN_STATUS_NOT_FOUND, "entry index ", entry, " out of range (",
+           unwrap(model)->manifest().entries.size(), " entries)");
+    if (index >= e->inputs.size())
+      fail(KILN_STATUS_NOT_FOUND, "entry '", e->name, "' has ", e->inputs.size(),
+           " inputs; index ", index, " is out of range");
+    const TensorDesc& t = e->inputs[index];
+    if (t.dtype == KILN_DTYPE_I32) {
+      *outMin = INT32_MIN;
+      *outMax = INT32_MAX;
+    } else if (t.dtype == KILN_DTYPE_I64) {
+      *outMin = INT64_MIN;
+      *outMax = INT64_MAX;
+    } else {
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e->name, "': input '", t.name, "' is ",
+           kiln_dtype_name(t.dtype), "; only integer inputs have value bounds");
+    }
+    if (!t.bounds)
+      return;
+    std::vector<int64_t> slots = slotValues(*e, names, values, count);
+    std::string what = cat("bounds [", t.bounds->min.text(), ", ", t.bounds->max.text(),
+                           "] of input '", t.name, "'");
+    int64_t lo, hi;
+    std::string error;
+    for (const DimExpr* end : {&t.bounds->min, &t.bounds->max})
+      requireNames(*e, *end, slots, what);
+    if (!t.bounds->min.evaluate(slots.data(), lo, error) ||
+        !t.bounds->max.evaluate(slots.data(), hi, error))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e->name, "': ", what, ": ", error);
+    *outMin = lo;
+    *outMax = hi;
   });
 }
 
@@ -175,6 +231,14 @@ KILN_API kiln_status* kiln_model_output_shape(const kiln_model* model, size_t en
                                               int64_t* out_shape) {
   return evalShape(model, entry_index, output_index, false, dim_names, dim_values, dim_count,
                    out_shape);
+}
+
+KILN_API kiln_status* kiln_model_input_bounds(const kiln_model* model, size_t entry_index,
+                                              size_t input_index, const char* const* dim_names,
+                                              const int64_t* dim_values, size_t dim_count,
+                                              int64_t* out_min, int64_t* out_max) {
+  return evalBounds(model, entry_index, input_index, dim_names, dim_values, dim_count, out_min,
+                    out_max);
 }
 
 KILN_API size_t kiln_model_parameter_count(const kiln_model* model) {

@@ -4,6 +4,11 @@
 #include "DType.hpp"
 #include "Error.hpp"
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
 namespace kiln::rt {
 
 namespace {
@@ -41,6 +46,52 @@ void checkInput(const EntryDesc& e, const TensorDesc& want, const kiln_tensor& g
   if (count > 0 && !got.data)
     fail(KILN_STATUS_INVALID_ARGUMENT, who, " has shape ", formatShape(shapeOf(got)),
          " but its data is NULL");
+}
+
+// Index of the first of `count` T values at `bytes` outside [lo, hi], or -1.
+template <typename T>
+int64_t firstOutside(const void* bytes, int64_t count, int64_t lo, int64_t hi) {
+  using U = std::make_unsigned_t<T>;
+  using Limits = std::numeric_limits<T>;
+  if (count == 0)
+    return -1;
+  // An empty range, or one no T value reaches, rejects the first element.
+  if (lo > hi || lo > int64_t(Limits::max()) || hi < int64_t(Limits::min()))
+    return 0;
+  // v is in [lo, hi] exactly when (v - lo) mod 2^bits <= hi - lo: one unsigned compare
+  // per element, with no branch, so the scan vectorizes. It runs over blocks and only
+  // looks for the culprit in a block that has one.
+  const U low = U(T(std::max(lo, int64_t(Limits::min()))));
+  const U span = U(U(T(std::min(hi, int64_t(Limits::max())))) - low);
+  const auto* data = static_cast<const unsigned char*>(bytes);
+  auto outside = [&](int64_t i) {
+    U v;
+    std::memcpy(&v, data + i * int64_t(sizeof(T)), sizeof(T)); // no alignment assumed
+    return U(v - low) > span;
+  };
+  constexpr int64_t kBlock = 4096;
+  for (int64_t start = 0; start < count; start += kBlock) {
+    int64_t end = std::min(count, start + kBlock);
+    unsigned any = 0;
+    for (int64_t i = start; i < end; ++i)
+      any |= unsigned(outside(i));
+    if (any)
+      for (int64_t i = start; i < end; ++i)
+        if (outside(i))
+          return i;
+  }
+  return -1;
+}
+
+int64_t valueAt(const kiln_tensor& t, int64_t i) {
+  if (t.dtype == KILN_DTYPE_I32) {
+    int32_t v;
+    std::memcpy(&v, static_cast<const unsigned char*>(t.data) + 4 * i, 4);
+    return v;
+  }
+  int64_t v;
+  std::memcpy(&v, static_cast<const unsigned char*>(t.data) + 8 * i, 8);
+  return v;
 }
 
 } // namespace
@@ -123,6 +174,43 @@ void bindDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
              ": dim ", d, " is ", inputs[i]->shape[d], ", expected ", expectation);
       }
     }
+  }
+}
+
+void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
+                 const std::vector<int64_t>& values) {
+  for (size_t k = 0; k < e.inputs.size(); ++k) {
+    const TensorDesc& want = e.inputs[k];
+    if (!want.bounds)
+      continue;
+    const kiln_tensor& got = *inputs[k];
+    int64_t lo, hi;
+    std::string error;
+    if (!want.bounds->min.evaluate(values.data(), lo, error) ||
+        !want.bounds->max.evaluate(values.data(), hi, error))
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': bounds of input '", want.name,
+           "': ", error, " (with ", formatBindings(e, values), ")");
+    int64_t count = 1;
+    for (int32_t d = 0; d < got.rank; ++d)
+      count *= got.shape[d]; // cannot overflow: checkInput bounded the product
+    int64_t bad = got.dtype == KILN_DTYPE_I32 ? firstOutside<int32_t>(got.data, count, lo, hi)
+                                              : firstOutside<int64_t>(got.data, count, lo, hi);
+    if (bad < 0)
+      continue;
+    // The offending element's index, row-major.
+    std::vector<int64_t> index(size_t(got.rank));
+    for (int64_t d = got.rank - 1, rest = bad; d >= 0; --d) {
+      index[size_t(d)] = rest % got.shape[d];
+      rest /= got.shape[d];
+    }
+    const std::string& loText = want.bounds->min.text();
+    const std::string& hiText = want.bounds->max.text();
+    std::string range = cat("[", loText, ", ", hiText, "]");
+    if (loText != std::to_string(lo) || hiText != std::to_string(hi))
+      range += cat(" = [", lo, ", ", hi, "]");
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name, "' ",
+         got.rank > 0 ? "element " + formatShape(index) + " " : std::string(), "is ",
+         valueAt(got, bad), ", outside its bounds ", range);
   }
 }
 

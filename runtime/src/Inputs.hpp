@@ -17,6 +17,12 @@ std::vector<const kiln_tensor*> matchInputs(const EntryDesc& entry, const kiln_t
 void bindDims(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
               std::vector<int64_t>& values);
 
+// Checks every element of each input that declares bounds against them, evaluated with
+// the bound dimensions: one pass over the data, no allocation unless an element is out of
+// bounds. Throws INVALID_ARGUMENT naming the first element outside its bounds.
+void checkBounds(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
+                 const std::vector<int64_t>& values);
+
 // "B=2, S=3", for messages.
 std::string formatBindings(const EntryDesc& entry, const std::vector<int64_t>& values);
 

@@ -18,6 +18,8 @@ kiln_tensor_info TensorDesc::info() const {
   info.rank = int32_t(dims.size());
   info.dims = dimPointers.data();
   info.shape = staticShape.data();
+  info.bounds_min = bounds ? bounds->min.text().c_str() : nullptr;
+  info.bounds_max = bounds ? bounds->max.text().c_str() : nullptr;
   return info;
 }
 
@@ -85,30 +87,63 @@ kiln_dtype getDType(const Json& object, const std::string& path) {
   return *dtype;
 }
 
+// A shape item or a bound: an integer, or a string holding a dimension expression.
+// Sizes must not be negative; bounds may be.
+DimExpr getDimItem(const Json& item, const std::string& itemPath, bool isSize) {
+  if (item.isInteger()) {
+    if (isSize && item.asInt() < 0)
+      invalid(itemPath, cat("negative size ", item.asInt()));
+    return DimExpr::constant(item.asInt());
+  }
+  if (!item.isString())
+    invalid(itemPath, cat("expected an integer or a dimension expression, got ",
+                          Json::kindName(item.kind())));
+  std::string error;
+  auto expr = DimExpr::parse(item.asString(), error);
+  if (!expr)
+    invalid(itemPath, cat("bad dimension expression \"", item.asString(), "\": ", error));
+  if (isSize && expr->isConstant() && expr->constantValue() < 0)
+    invalid(itemPath, cat("\"", item.asString(), "\" is negative"));
+  return std::move(*expr);
+}
+
 std::vector<DimExpr> getShape(const Json& object, const std::string& path) {
   std::vector<DimExpr> dims;
   const auto& items = getArray(object, "shape", path);
-  for (size_t i = 0; i < items.size(); ++i) {
-    std::string itemPath = cat(path, ".shape[", i, "]");
-    const Json& item = items[i];
-    if (item.isInteger()) {
-      if (item.asInt() < 0)
-        invalid(itemPath, cat("negative size ", item.asInt()));
-      dims.push_back(DimExpr::constant(item.asInt()));
-    } else if (item.isString()) {
-      std::string error;
-      auto expr = DimExpr::parse(item.asString(), error);
-      if (!expr)
-        invalid(itemPath, cat("bad dimension expression \"", item.asString(), "\": ", error));
-      if (expr->isConstant() && expr->constantValue() < 0)
-        invalid(itemPath, cat("\"", item.asString(), "\" is negative"));
-      dims.push_back(std::move(*expr));
-    } else {
-      invalid(itemPath, cat("expected an integer or a dimension expression, got ",
-                            Json::kindName(item.kind())));
-    }
-  }
+  for (size_t i = 0; i < items.size(); ++i)
+    dims.push_back(getDimItem(items[i], cat(path, ".shape[", i, "]"), true));
   return dims;
+}
+
+// "bounds": [LO, HI] of an input: inclusive, integer inputs only. Names in them are
+// resolved with the entry's other dimensions (resolveDims).
+void getBounds(const Json& object, TensorDesc& t, const std::string& path) {
+  const Json* bounds = object.find("bounds");
+  if (!bounds)
+    return;
+  std::string bpath = path + ".bounds";
+  if (t.dtype != KILN_DTYPE_I32 && t.dtype != KILN_DTYPE_I64)
+    invalid(bpath, cat("input '", t.name, "' is ", kiln_dtype_name(t.dtype),
+                       "; bounds are only allowed on i32 and i64 inputs"));
+  if (!bounds->isArray())
+    invalid(bpath, cat("expected [LO, HI] (integers or dimension expressions), got ",
+                       Json::kindName(bounds->kind())));
+  const auto& items = bounds->items();
+  if (items.size() != 2)
+    invalid(bpath, cat("expected [LO, HI] (integers or dimension expressions), got ",
+                       items.size(), " item", items.size() == 1 ? "" : "s"));
+  TensorDesc::ValueBounds b{getDimItem(items[0], bpath + "[0]", false),
+                            getDimItem(items[1], bpath + "[1]", false)};
+  if (b.min.isConstant() && b.max.isConstant() && b.min.constantValue() > b.max.constantValue())
+    invalid(bpath, cat("bounds [", b.min.text(), ", ", b.max.text(), "] of input '", t.name,
+                       "' admit no value"));
+  t.bounds = std::move(b);
+}
+
+// Bounds are for inputs: the runtime checks nothing else against them.
+void rejectBounds(const Json& object, const std::string& path, const char* what) {
+  if (object.isObject() && object.find("bounds"))
+    invalid(path + ".bounds", cat("only entry inputs may declare bounds, not ", what));
 }
 
 TensorDesc getTensor(const Json& object, const std::string& path) {
@@ -141,6 +176,7 @@ std::vector<TensorDesc> parseParameters(const Json& root) {
   for (size_t i = 0; i < items.size(); ++i) {
     std::string path = cat("parameters[", i, "]");
     TensorDesc p = getTensor(items[i], path);
+    rejectBounds(items[i], path, "parameters");
     for (size_t d = 0; d < p.dims.size(); ++d)
       if (!p.dims[d].isConstant())
         invalid(cat(path, ".shape[", d, "]"),
@@ -296,19 +332,27 @@ void resolveDims(EntryDesc& e, const std::string& path) {
         e.dimNames.push_back(*name);
     }
   }
+  auto resolve = [&](DimExpr& d, const std::string& where) {
+    d.resolve([&](const std::string& name) {
+      auto it = std::find(e.dimNames.begin(), e.dimNames.end(), name);
+      if (it == e.dimNames.end())
+        invalid(where, cat("dimension '", name, "' in \"", d.text(),
+                           "\" is not bound by any input (no input has a shape item that "
+                           "is exactly '", name, "')"));
+      return int(it - e.dimNames.begin());
+    });
+  };
   auto resolveAll = [&](std::vector<DimExpr>& dims, const std::string& where) {
     for (DimExpr& d : dims)
-      d.resolve([&](const std::string& name) {
-        auto it = std::find(e.dimNames.begin(), e.dimNames.end(), name);
-        if (it == e.dimNames.end())
-          invalid(where, cat("dimension '", name, "' in \"", d.text(),
-                             "\" is not bound by any input (no input has a shape item that "
-                             "is exactly '", name, "')"));
-        return int(it - e.dimNames.begin());
-      });
+      resolve(d, where);
   };
-  for (size_t i = 0; i < e.inputs.size(); ++i)
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
     resolveAll(e.inputs[i].dims, cat(path, ".inputs[", i, "]"));
+    if (auto& b = e.inputs[i].bounds) {
+      resolve(b->min, cat(path, ".inputs[", i, "].bounds[0]"));
+      resolve(b->max, cat(path, ".inputs[", i, "].bounds[1]"));
+    }
+  }
   for (size_t i = 0; i < e.outputs.size(); ++i)
     resolveAll(e.outputs[i].dims, cat(path, ".outputs[", i, "]"));
   for (size_t i = 0; i < e.buffers.size(); ++i)
@@ -330,6 +374,7 @@ EntryDesc parseEntry(const Json& object, const std::string& path,
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string ipath = cat(epath, ".inputs[", i, "]");
     e.inputs.push_back(getTensor(inputs[i], ipath));
+    getBounds(inputs[i], e.inputs.back(), ipath);
     // Optional: an input no kernel reads needs no buffer.
     if (const Json* b = inputs[i].find("buffer"))
       e.inputs.back().buffer = checkIndex(*b, buffers.size(), ipath + ".buffer", "buffers");
@@ -340,6 +385,7 @@ EntryDesc parseEntry(const Json& object, const std::string& path,
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string opath = cat(epath, ".outputs[", i, "]");
     e.outputs.push_back(getTensor(outputs[i], opath));
+    rejectBounds(outputs[i], opath, "outputs");
     e.outputs.back().buffer = getIndex(outputs[i], "buffer", buffers.size(), opath, "buffers");
   }
   checkUnique(e.outputs, epath + ".outputs", "output");

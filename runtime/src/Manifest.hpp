@@ -5,6 +5,7 @@
 #include "kiln/runtime.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,12 @@ struct TensorDesc {
   std::vector<int64_t> staticShape;    // -1 where dynamic
   std::vector<int> bindSlot;           // per dim: dimension slot it binds, or -1
   int buffer = -1;                     // entry buffer holding it (inputs, outputs)
+
+  // Inclusive value bounds of an integer input ("bounds": [LO, HI]), when declared.
+  struct ValueBounds {
+    DimExpr min, max;
+  };
+  std::optional<ValueBounds> bounds;
 
   // Backing for kiln_tensor_info::dims; filled once the manifest stops moving.
   std::vector<const char*> dimPointers;

@@ -115,6 +115,7 @@ void Session::run(const char* entryName, const kiln_tensor* inputs, size_t count
 
   std::vector<const kiln_tensor*> byInput = matchInputs(e, inputs, count);
   bindDims(e, byInput, st.dimValues);
+  checkBounds(e, byInput, st.dimValues);
   evaluateShapes(e, st, byInput);
   allocateTemps(e, st);
   bindBuffers(e, st, byInput);

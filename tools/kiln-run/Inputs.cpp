@@ -4,7 +4,9 @@
 #include "Npy.hpp"
 #include "Random.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -60,7 +62,9 @@ std::string dimsText(const kiln::TensorInfo& info) {
   return s + "]";
 }
 
-HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t>& shape, Random& rng) {
+// Floats uniform in [-1, 1); integers uniform in [lo, hi] (inclusive, within the dtype).
+HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t>& shape, int64_t lo,
+                        int64_t hi, Random& rng) {
   HostTensor t;
   t.dtype = dtype;
   t.shape = shape;
@@ -69,9 +73,9 @@ HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t>& shape, Ran
     if (dtype == KILN_DTYPE_F32)
       reinterpret_cast<float*>(t.bytes.data())[i] = rng.uniform(-1.0f, 1.0f);
     else if (dtype == KILN_DTYPE_I32)
-      reinterpret_cast<int32_t*>(t.bytes.data())[i] = int32_t(rng.integer(0, 10));
+      reinterpret_cast<int32_t*>(t.bytes.data())[i] = int32_t(rng.inclusive(lo, hi));
     else
-      reinterpret_cast<int64_t*>(t.bytes.data())[i] = rng.integer(0, 10);
+      reinterpret_cast<int64_t*>(t.bytes.data())[i] = rng.inclusive(lo, hi);
   }
   return t;
 }
@@ -189,7 +193,30 @@ std::vector<HostTensor> buildInputs(const kiln::Model& model, const std::string&
                         "; give " + (missing.empty() ? "its dimensions with --dim" : missing));
     }
     kiln::check(status);
-    tensors[k] = randomTensor(infos[k].dtype, shape, rng);
+    // Integers within the input's declared bounds, else in [0, 10).
+    int64_t lo = 0, hi = 9;
+    if (info.hasBounds && info.dtype != KILN_DTYPE_F32) {
+      std::string bounds = "[" + info.boundsMin + ", " + info.boundsMax + "]";
+      status = kiln_model_input_bounds(model.get(), entryIndex, k, names.data(), values.data(),
+                                       names.size(), &lo, &hi);
+      if (kiln_status_get_code(status) == KILN_STATUS_NOT_FOUND) {
+        std::string message = kiln_status_get_message(status);
+        kiln_status_free(status);
+        throw DriverError("--random: " + message + " (give it with --dim NAME=N)");
+      }
+      kiln::check(status);
+      std::string evaluated = "[";
+      evaluated += std::to_string(lo) + ", " + std::to_string(hi) + "]";
+      if (info.dtype == KILN_DTYPE_I32) {
+        lo = std::max<int64_t>(lo, INT32_MIN);
+        hi = std::min<int64_t>(hi, INT32_MAX);
+      }
+      if (lo > hi && kiln::elementCount(shape) > 0)
+        throw DriverError("--random: input '" + info.name + "' has bounds " + bounds + " = " +
+                          evaluated + ", which no " + kiln_dtype_name(info.dtype) +
+                          " value satisfies");
+    }
+    tensors[k] = randomTensor(infos[k].dtype, shape, lo, hi, rng);
   }
   return tensors;
 }

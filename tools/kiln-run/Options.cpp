@@ -17,9 +17,10 @@ const char* usage() {
          "\n"
          "SPEC is a .npy file (float32/float64/int32/int64, C order) or an inline literal\n"
          "SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (\":7\" is a scalar). --random fills every input\n"
-         "not given (floats in [-1, 1], integers in [0, 10)), sizing dynamic dimensions from\n"
-         "--dim and the given inputs. --repeat N runs N times and reports median and minimum\n"
-         "time. --init-weights writes random weights for the model's parameters (uniform in\n"
+         "not given (floats in [-1, 1]; integers within the input's bounds, as --list shows\n"
+         "them, or in [0, 10) if it has none), sizing dynamic dimensions from --dim and the\n"
+         "given inputs. --repeat N runs N times and reports median and minimum time.\n"
+         "--init-weights writes random weights for the model's parameters (uniform in\n"
          "[-S, S]; by default S = 1/sqrt(last dim), like PyTorch's Linear init).\n";
 }
 

@@ -58,8 +58,11 @@ void printModel(std::FILE* out, const kiln::Model& model) {
     std::fprintf(out, "entry %s%s\n", entries[e].c_str(),
                  dims.empty() ? "" : (" (dynamic dims: " + dims + ")").c_str());
     for (const kiln::TensorInfo& t : model.inputs(entries[e]))
-      std::fprintf(out, "  input  %s: %s %s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
-                   dimsText(t.dims).c_str());
+      std::fprintf(out, "  input  %s: %s %s%s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
+                   dimsText(t.dims).c_str(),
+                   t.hasBounds
+                       ? (", values in [" + t.boundsMin + ", " + t.boundsMax + "]").c_str()
+                       : "");
     for (const kiln::TensorInfo& t : model.outputs(entries[e]))
       std::fprintf(out, "  output %s: %s %s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
                    dimsText(t.dims).c_str());

@@ -95,6 +95,12 @@ typedef struct kiln_tensor_info {
   int32_t rank;
   const char* const* dims; /* rank strings: "64" or a dimension expression like "B*S" */
   const int64_t* shape;    /* rank sizes; -1 where the size is dynamic */
+  /* Inclusive bounds every value of an integer input must lie in, as the manifest writes
+   * them: an integer ("0", "-1") or a dimension expression ("S", "T+1"); the runtime
+   * rejects a run whose input holds a value outside them. NULL when the tensor declares
+   * none (always NULL for outputs and parameters). kiln_model_input_bounds evaluates them. */
+  const char* bounds_min;
+  const char* bounds_max;
 } kiln_tensor_info;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -143,6 +149,17 @@ KILN_API kiln_status* kiln_model_output_shape(const kiln_model* model, size_t en
                                               const char* const* dim_names,
                                               const int64_t* dim_values, size_t dim_count,
                                               int64_t* out_shape);
+
+/* Evaluates an integer input's value bounds for given values of the entry's dynamic
+ * dimensions (as kiln_model_input_shape does): every value of the input must lie in
+ * [*out_min, *out_max]. An integer input that declares no bounds gets its dtype's full
+ * range. INVALID_ARGUMENT for an f32 input (it has no bounds); NOT_FOUND names a dimension
+ * the bounds need that was not given. The values are as evaluated: they may lie outside
+ * the dtype's range, and min > max means no value is accepted. */
+KILN_API kiln_status* kiln_model_input_bounds(const kiln_model* model, size_t entry_index,
+                                              size_t input_index, const char* const* dim_names,
+                                              const int64_t* dim_values, size_t dim_count,
+                                              int64_t* out_min, int64_t* out_max);
 
 KILN_API size_t kiln_model_parameter_count(const kiln_model* model);
 KILN_API kiln_status* kiln_model_parameter_info(const kiln_model* model, size_t index,

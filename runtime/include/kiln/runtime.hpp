@@ -60,15 +60,25 @@ inline int64_t elementCount(const std::vector<int64_t>& shape) {
 // A model input, output or parameter description (an owning copy of kiln_tensor_info).
 struct TensorInfo {
   std::string name;
-  kiln_dtype dtype;
+  kiln_dtype dtype = KILN_DTYPE_F32;
   std::vector<std::string> dims; // "64", "B*S"
   std::vector<int64_t> shape;    // -1 where dynamic
+  // Declared value bounds of an integer input ("0", "S-1"), as written; see hasBounds.
+  bool hasBounds = false;
+  std::string boundsMin, boundsMax;
 
   static TensorInfo from(const kiln_tensor_info& info) {
-    TensorInfo t{info.name, info.dtype, {}, {}};
+    TensorInfo t;
+    t.name = info.name;
+    t.dtype = info.dtype;
     for (int32_t d = 0; d < info.rank; ++d) {
       t.dims.emplace_back(info.dims[d]);
       t.shape.push_back(info.shape[d]);
+    }
+    if (info.bounds_min && info.bounds_max) {
+      t.hasBounds = true;
+      t.boundsMin = info.bounds_min;
+      t.boundsMax = info.bounds_max;
     }
     return t;
   }

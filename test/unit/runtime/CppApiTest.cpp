@@ -13,7 +13,7 @@ TEST(CppApi, RunsForwardAndReturnsTypedOutputs) {
   kiln::Session session(model, weights);
 
   EXPECT_EQ(model.name(), "fake");
-  EXPECT_EQ(model.entries(), (std::vector<std::string>{"forward", "widen", "broken"}));
+  EXPECT_EQ(model.entries(), (std::vector<std::string>{"forward", "widen", "broken", "encode"}));
   std::vector<kiln::TensorInfo> inputs = model.inputs("forward");
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[1].name, "y");

@@ -3,6 +3,8 @@
 // never a crash).
 #include "TestUtil.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <fcntl.h>
@@ -197,7 +199,7 @@ TEST_F(DriverFixture, InitWeightsWritesLoadableReproducibleWeights) {
 TEST_F(DriverFixture, ListShowsEntriesAndParameters) {
   ToolRun run = kilnRun({FAKE_MODEL, "--list"});
   ASSERT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("model fake (target x86-64-linux): 3 entries, 2 parameters"),
+  EXPECT_NE(run.out.find("model fake (target x86-64-linux): 4 entries, 2 parameters"),
             std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("entry widen (dynamic dims: B, T)\n  input  tok: i32 [B, T]\n"
@@ -213,7 +215,7 @@ TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
   expectCleanFailure(kilnRun({FAKE_MODEL, "--entry", "forward", "--random"}),
                      "pass --weights FILE");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--random"}),
-                     "has 3 entries (forward, widen, broken); choose one with --entry");
+                     "has 4 entries (forward, widen, broken, encode); choose one with --entry");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
                               "--input", "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"}),
                      "--input x: shape [1, 2, 4] needs 8 values, got 7");
@@ -239,4 +241,74 @@ TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
                               "--input", "pos=/no/pos.npy", "--input", "tok=1x1:1"}),
                      "'/no/pos.npy': cannot open");
+}
+
+TEST_F(DriverFixture, ListShowsInputBounds) {
+  ToolRun run = kilnRun({FAKE_MODEL, "--list"});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(run.out.find("entry encode (dynamic dims: B, S)\n"
+                         "  input  src_ids: i32 [B, S], values in [0, 49]\n"
+                         "  input  src_lengths: i32 [B], values in [1, S]\n"
+                         "  input  start: i64 [B], values in [-1, S-1]\n"
+                         "  output out: i64 [B, S]\n"),
+            std::string::npos)
+      << run.out;
+}
+
+TEST_F(DriverFixture, RandomInputsRespectBounds) {
+  // 64 lengths in [1, 3] and starts in [-1, 2]: drawn from [0, 10) instead, the runtime
+  // would reject the run. The ids come back doubled in `out`.
+  std::string dir = tempPath("out");
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
+                         "--dim", "B=64", "--dim", "S=3", "--seed", "11", "--save-outputs", dir});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  std::vector<int64_t> out = readNpyData<int64_t>(dir + "/out.npy");
+  ASSERT_EQ(out.size(), 64u * 3);
+  int64_t lowest = INT64_MAX, highest = INT64_MIN;
+  for (int64_t v : out) {
+    EXPECT_EQ(v % 2, 0);
+    lowest = std::min(lowest, v / 2);
+    highest = std::max(highest, v / 2);
+  }
+  EXPECT_GE(lowest, 0);
+  EXPECT_LE(highest, 49);
+  EXPECT_GE(highest, 10) << "ids look drawn from [0, 10), not from their bounds [0, 49]";
+
+  // S = 1 leaves lengths exactly 1 and starts in [-1, 0]; seeds vary the draws.
+  for (const char* seed : {"1", "2", "3", "4"}) {
+    run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
+                   "--dim", "B=32", "--dim", "S=1", "--seed", seed});
+    EXPECT_EQ(run.exitCode, 0) << "seed " << seed << ": " << run.err;
+  }
+
+  // Dims bound by a given input size the bounds of the random ones.
+  std::string ids = "src_ids=40x2:";
+  for (int i = 0; i < 80; ++i) {
+    if (i)
+      ids += ',';
+    ids += std::to_string(i % 50);
+  }
+  run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
+                 "--input", ids});
+  EXPECT_EQ(run.exitCode, 0) << run.err;
+}
+
+TEST_F(DriverFixture, RandomCannotSatisfyEmptyBounds) {
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
+                              "--random", "--dim", "B=2", "--dim", "S=0"}),
+                     "--random: input 'src_lengths' has bounds [1, S] = [1, 0], which no i32 "
+                     "value satisfies");
+}
+
+TEST_F(DriverFixture, OutOfBoundsInputIsACleanError) {
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
+                              "--input", "src_ids=2x2:1,2,3,99", "--input", "src_lengths=2:2,2",
+                              "--input", "start=2:0,0"}),
+                     "entry 'encode': input 'src_ids' element [1, 1] is 99, outside its bounds "
+                     "[0, 49]");
+  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
+                              "--input", "src_ids=2x2:1,2,3,4", "--input", "src_lengths=2:2,3",
+                              "--input", "start=2:0,0"}),
+                     "entry 'encode': input 'src_lengths' element [1] is 3, outside its bounds "
+                     "[1, S] = [1, 2]");
 }

@@ -162,3 +162,84 @@ TEST(Manifest, RejectsDuplicates) {
                 "\"inputs\": [], \"outputs\": [], \"buffers\": [], \"steps\": []}, {"),
                 "entries[0] ('forward').outputs: an entry needs at least one output");
 }
+
+// Input value bounds: "bounds": [LO, HI] on integer inputs.
+
+const std::string kLen = R"({"name": "len", "dtype": "i32", "shape": ["B"]})";
+
+std::string withLenBounds(const std::string& bounds) {
+  return replaced(kGood, kLen,
+                  R"({"name": "len", "dtype": "i32", "shape": ["B"], "bounds": )" + bounds + "}");
+}
+
+TEST(Manifest, BoundsParseAsIntegersOrExpressions) {
+  auto m = parseManifest(withLenBounds(R"([-2, "S - 1"])"));
+  const TensorDesc& len = m->entries[0].inputs[1];
+  ASSERT_TRUE(len.bounds.has_value());
+  EXPECT_TRUE(len.bounds->min.isConstant());
+  EXPECT_EQ(len.bounds->min.constantValue(), -2);
+  EXPECT_EQ(len.bounds->max.names(), (std::vector<std::string>{"S"}));
+  kiln_tensor_info info = len.info();
+  EXPECT_STREQ(info.bounds_min, "-2");
+  EXPECT_STREQ(info.bounds_max, "S - 1");
+  int64_t dims[] = {4, 9}; // B, S
+  int64_t hi = 0;
+  std::string error;
+  ASSERT_TRUE(len.bounds->max.evaluate(dims, hi, error)) << error;
+  EXPECT_EQ(hi, 8);
+
+  // Constant expressions, negative ones included, and i64 inputs.
+  m = parseManifest(replaced(withLenBounds(R"j(["0-5", "(2*3)"])j"), "\"dtype\": \"i32\"",
+                             "\"dtype\": \"i64\""));
+  EXPECT_EQ(m->entries[0].inputs[1].bounds->min.constantValue(), -5);
+  EXPECT_EQ(m->entries[0].inputs[1].bounds->max.constantValue(), 6);
+
+  // No bounds: none reported.
+  m = parseManifest(kGood);
+  EXPECT_FALSE(m->entries[0].inputs[1].bounds.has_value());
+  EXPECT_EQ(m->entries[0].inputs[1].info().bounds_min, nullptr);
+  EXPECT_EQ(m->entries[0].inputs[1].info().bounds_max, nullptr);
+}
+
+TEST(Manifest, BoundsAreOnlyForIntegerInputs) {
+  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0",
+                         "[\"B\", \"S\", 8], \"buffer\": 0, \"bounds\": [0, 1]"),
+                "entries[0] ('forward').inputs[0].bounds: input 'x' is f32; bounds are only "
+                "allowed on i32 and i64 inputs");
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"buffer\": 3",
+                         "[\"B*S\", 8], \"buffer\": 3, \"bounds\": [0, 1]"),
+                "entries[0] ('forward').outputs[0].bounds: only entry inputs may declare "
+                "bounds, not outputs");
+  expectInvalid(replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [8, 8], \"bounds\": [0, 1]}]"),
+                "parameters[0].bounds: only entry inputs may declare bounds, not parameters");
+}
+
+TEST(Manifest, RejectsMalformedBounds) {
+  const std::string at = "entries[0] ('forward').inputs[1].bounds";
+  expectInvalid(withLenBounds("\"0..9\""),
+                at + ": expected [LO, HI] (integers or dimension expressions), got a string");
+  expectInvalid(withLenBounds("[0]"),
+                at + ": expected [LO, HI] (integers or dimension expressions), got 1 item");
+  expectInvalid(withLenBounds("[0, 1, 2]"),
+                at + ": expected [LO, HI] (integers or dimension expressions), got 3 items");
+  expectInvalid(withLenBounds("[0, 4.5]"),
+                at + "[1]: expected an integer or a dimension expression, got a number");
+  expectInvalid(withLenBounds("[null, 4]"),
+                at + "[0]: expected an integer or a dimension expression, got null");
+  expectInvalid(withLenBounds(R"([0, "S-"])"),
+                at + "[1]: bad dimension expression \"S-\": expression ends where a number, "
+                     "name or '(' was expected");
+  expectInvalid(withLenBounds(R"([0, "1/0"])"),
+                at + "[1]: bad dimension expression \"1/0\": division by zero in '1/0'");
+}
+
+TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
+  const std::string at = "entries[0] ('forward').inputs[1].bounds";
+  expectInvalid(withLenBounds(R"(["T", 9])"),
+                at + "[0]: dimension 'T' in \"T\" is not bound by any input (no input has a "
+                     "shape item that is exactly 'T')");
+  expectInvalid(withLenBounds(R"([5, "2+1"])"),
+                at + ": bounds [5, 2+1] of input 'len' admit no value");
+  // Only provably empty bounds are rejected: [S, 3] may hold for some S.
+  EXPECT_NO_THROW(parseManifest(withLenBounds(R"(["S", 3])")));
+}

@@ -35,11 +35,12 @@ TEST_F(ModelFixture, DescribesItself) {
   EXPECT_STREQ(kiln_model_target(model), "x86-64-linux");
   EXPECT_NE(std::string(kiln_model_manifest_json(model)).find("\"abi_version\": 1"),
             std::string::npos);
-  ASSERT_EQ(kiln_model_entry_count(model), 3u);
+  ASSERT_EQ(kiln_model_entry_count(model), 4u);
   EXPECT_STREQ(kiln_model_entry_name(model, 0), "forward");
   EXPECT_STREQ(kiln_model_entry_name(model, 1), "widen");
   EXPECT_STREQ(kiln_model_entry_name(model, 2), "broken");
-  EXPECT_EQ(kiln_model_entry_name(model, 3), nullptr);
+  EXPECT_STREQ(kiln_model_entry_name(model, 3), "encode");
+  EXPECT_EQ(kiln_model_entry_name(model, 4), nullptr);
 }
 
 TEST_F(ModelFixture, DescribesInputsOutputsAndParameters) {
@@ -92,13 +93,70 @@ TEST_F(ModelFixture, ListsDynamicDimsAndEvaluatesShapes) {
   EXPECT_NE(r.message.find("dimension 'S'"), std::string::npos) << r;
 }
 
+TEST_F(ModelFixture, DescribesInputBounds) {
+  size_t encode = 0;
+  ASSERT_OK(kiln_model_find_entry(model, "encode", &encode));
+  ASSERT_EQ(kiln_model_input_count(model, encode), 3u);
+  const char* want[3][2] = {{"0", "49"}, {"1", "S"}, {"-1", "S-1"}};
+  kiln_tensor_info info;
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK(kiln_model_input_info(model, encode, i, &info));
+    ASSERT_NE(info.bounds_min, nullptr) << info.name;
+    EXPECT_STREQ(info.bounds_min, want[i][0]) << info.name;
+    EXPECT_STREQ(info.bounds_max, want[i][1]) << info.name;
+  }
+  // No bounds: NULL, for inputs without them, outputs and parameters.
+  ASSERT_OK(kiln_model_input_info(model, 1, 0, &info));
+  EXPECT_EQ(info.bounds_min, nullptr);
+  EXPECT_EQ(info.bounds_max, nullptr);
+  ASSERT_OK(kiln_model_output_info(model, encode, 0, &info));
+  EXPECT_EQ(info.bounds_min, nullptr);
+  ASSERT_OK(kiln_model_parameter_info(model, 0, &info));
+  EXPECT_EQ(info.bounds_max, nullptr);
+}
+
+TEST_F(ModelFixture, EvaluatesInputBounds) {
+  const size_t encode = 3;
+  const char* names[] = {"B", "S"};
+  const int64_t values[] = {2, 9};
+  int64_t lo = 0, hi = 0;
+  ASSERT_OK(kiln_model_input_bounds(model, encode, 0, names, values, 2, &lo, &hi));
+  EXPECT_EQ(lo, 0);
+  EXPECT_EQ(hi, 49);
+  ASSERT_OK(kiln_model_input_bounds(model, encode, 0, nullptr, nullptr, 0, &lo, &hi));
+  EXPECT_EQ(hi, 49); // static bounds need no dims
+  ASSERT_OK(kiln_model_input_bounds(model, encode, 1, names, values, 2, &lo, &hi));
+  EXPECT_EQ(lo, 1);
+  EXPECT_EQ(hi, 9);
+  ASSERT_OK(kiln_model_input_bounds(model, encode, 2, names + 1, values + 1, 1, &lo, &hi));
+  EXPECT_EQ(lo, -1);
+  EXPECT_EQ(hi, 8);
+
+  // An integer input without bounds: its dtype's range. A float one has none.
+  ASSERT_OK(kiln_model_input_bounds(model, 1, 1, nullptr, nullptr, 0, &lo, &hi));
+  EXPECT_EQ(lo, INT32_MIN);
+  EXPECT_EQ(hi, INT32_MAX);
+  Result r = take(kiln_model_input_bounds(model, 0, 0, nullptr, nullptr, 0, &lo, &hi));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
+  EXPECT_EQ(r.message, "entry 'forward': input 'x' is f32; only integer inputs have value bounds");
+
+  r = take(kiln_model_input_bounds(model, encode, 1, names, values, 1, &lo, &hi));
+  EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
+  EXPECT_EQ(r.message, "entry 'encode': bounds [1, S] of input 'src_lengths' needs a value for "
+                       "dimension 'S'");
+  r = take(kiln_model_input_bounds(model, encode, 3, names, values, 2, &lo, &hi));
+  EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
+  r = take(kiln_model_input_bounds(model, encode, 0, names, values, 2, nullptr, &hi));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
+}
+
 TEST_F(ModelFixture, FindEntryListsTheAvailableOnes) {
   size_t index = 99;
   ASSERT_OK(kiln_model_find_entry(model, "widen", &index));
   EXPECT_EQ(index, 1u);
   Result r = take(kiln_model_find_entry(model, "decode", &index));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND);
-  EXPECT_NE(r.message.find("no entry 'decode'; available entries: forward, widen, broken"),
+  EXPECT_NE(r.message.find("no entry 'decode'; available entries: forward, widen, broken, encode"),
             std::string::npos)
       << r;
 }
@@ -148,7 +206,7 @@ TEST(ModelOpen, MissingKernelSymbolIsNamed) {
 TEST(ModelOpen, InvalidManifestPointsAtTheProblem) {
   Result r = openFails(FAKE_MODEL_BAD_MANIFEST);
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_NE(r.message.find("entries[3] ('bad').outputs[0].buffer: index 7 out of range"),
+  EXPECT_NE(r.message.find("entries[4] ('bad').outputs[0].buffer: index 7 out of range"),
             std::string::npos)
       << r;
 }
@@ -160,6 +218,23 @@ TEST(ModelOpen, KernelMetadataMustMatchTheManifest) {
   EXPECT_NE(r.message.find("is a 2-D f32 buffer but buffers[5] is f32 of rank 3"),
             std::string::npos)
       << r;
+}
+
+TEST(ModelOpen, BoundsOnAFloatInputAreRejected) {
+  Result r = openFails(FAKE_MODEL_FLOAT_BOUNDS);
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
+  EXPECT_EQ(r.message, std::string("model '") + FAKE_MODEL_FLOAT_BOUNDS +
+                           "': invalid manifest: entries[0] ('forward').inputs[0].bounds: input "
+                           "'x' is f32; bounds are only allowed on i32 and i64 inputs");
+}
+
+TEST(ModelOpen, MalformedBoundsAreRejected) {
+  Result r = openFails(FAKE_MODEL_BAD_BOUNDS);
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
+  EXPECT_EQ(r.message, std::string("model '") + FAKE_MODEL_BAD_BOUNDS +
+                           "': invalid manifest: entries[3] ('encode').inputs[1].bounds[1]: bad "
+                           "dimension expression \"S+\": expression ends where a number, name "
+                           "or '(' was expected");
 }
 
 TEST(ModelOpen, NullArgumentsAreInvalid) {

@@ -2,6 +2,7 @@
 // dimension binding, views, temporaries, outputs, and every input mistake.
 #include "TestUtil.hpp"
 
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <thread>
@@ -215,7 +216,7 @@ TEST_F(SessionFixture, UnknownEntryListsAvailableOnes) {
   Result r = take(kiln_session_run(session, "decode_step", nullptr, 0));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
   EXPECT_MESSAGE_HAS(r, "model 'fake' has no entry 'decode_step'; available entries: forward, "
-                        "widen, broken");
+                        "widen, broken, encode");
 }
 
 TEST_F(SessionFixture, MissingUnknownAndDuplicateInputs) {
@@ -350,4 +351,123 @@ TEST_F(SessionFixture, MisalignedTensorsInTheFileAreRealigned) {
   kiln_weights_release(misaligned);
   runForward(2, 3);
   std::remove(path.c_str());
+}
+
+// Input value bounds (the encode entry): src_ids in [0, 49], src_lengths in [1, S], start
+// (i64) in [-1, S-1]. A value outside fails the run before any kernel, naming the first
+// offending element.
+
+namespace {
+
+struct EncodeFixture : SessionFixture {
+  std::vector<int32_t> ids, lengths;
+  std::vector<int64_t> start;
+  int64_t b = 0, s = 0;
+
+  // In-bounds inputs of [B, S], [B], [B] using the edges of every range.
+  void fill(int64_t batch, int64_t seq) {
+    b = batch;
+    s = seq;
+    ids.assign(size_t(b * s), 0);
+    for (size_t i = 0; i < ids.size(); ++i)
+      ids[i] = int32_t(i * 7 % 50);
+    if (!ids.empty())
+      ids.back() = 49;
+    lengths.assign(size_t(b), int32_t(s));
+    start.assign(size_t(b), -1);
+    if (b > 1) {
+      lengths[0] = 1;
+      start[1] = s - 1;
+    }
+  }
+
+  Result run() {
+    std::vector<int64_t> idsShape{b, s}, batchShape{b};
+    kiln_tensor inputs[3] = {tensor("src_lengths", KILN_DTYPE_I32, batchShape, lengths.data()),
+                             tensor("start", KILN_DTYPE_I64, batchShape, start.data()),
+                             tensor("src_ids", KILN_DTYPE_I32, idsShape, ids.data())};
+    return take(kiln_session_run(session, "encode", inputs, 3));
+  }
+
+  void expectRejected(const std::string& message) {
+    Result r = run();
+    EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
+    EXPECT_EQ(r.message, message);
+    EXPECT_EQ(kiln_session_output_count(session), 0u);
+  }
+};
+
+} // namespace
+
+TEST_F(EncodeFixture, InBoundsInputsRun) {
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{2, 9}, {1, 1}, {3, 2000}, {0, 4}}) {
+    fill(batch, seq);
+    Result r = run();
+    ASSERT_TRUE(r.ok()) << r << " with B=" << batch << ", S=" << seq;
+    kiln_tensor out;
+    ASSERT_OK(kiln_session_get_output(session, "out", &out));
+    ASSERT_EQ(out.rank, 2);
+    EXPECT_EQ(out.shape[0], batch);
+    EXPECT_EQ(out.shape[1], seq);
+    for (size_t i = 0; i < ids.size(); ++i)
+      ASSERT_EQ(static_cast<const int64_t*>(out.data)[i], 2 * int64_t(ids[i])) << i;
+  }
+  // S = 0 makes [1, S] empty, which is fine while there are no lengths to check.
+  fill(0, 0);
+  Result r = run();
+  EXPECT_TRUE(r.ok()) << r;
+}
+
+TEST_F(EncodeFixture, StaticBoundsNameTheFirstElementOutside) {
+  fill(2, 9);
+  ids[1 * 9 + 3] = 57;
+  expectRejected("entry 'encode': input 'src_ids' element [1, 3] is 57, outside its bounds "
+                 "[0, 49]");
+  ids[0 * 9 + 5] = -1; // earlier in memory: reported first
+  expectRejected("entry 'encode': input 'src_ids' element [0, 5] is -1, outside its bounds "
+                 "[0, 49]");
+  fill(2, 9);
+  ids[9] = 50;
+  expectRejected("entry 'encode': input 'src_ids' element [1, 0] is 50, outside its bounds "
+                 "[0, 49]");
+  fill(2, 9);
+  ids[0] = INT32_MIN;
+  expectRejected("entry 'encode': input 'src_ids' element [0, 0] is -2147483648, outside its "
+                 "bounds [0, 49]");
+  // The session recovers: a good run after failed ones.
+  fill(2, 9);
+  EXPECT_TRUE(run().ok());
+}
+
+TEST_F(EncodeFixture, ExpressionBoundsShowTheirValues) {
+  fill(2, 9);
+  lengths[0] = 12;
+  expectRejected("entry 'encode': input 'src_lengths' element [0] is 12, outside its bounds "
+                 "[1, S] = [1, 9]");
+  lengths[0] = 9;
+  lengths[1] = 0;
+  expectRejected("entry 'encode': input 'src_lengths' element [1] is 0, outside its bounds "
+                 "[1, S] = [1, 9]");
+  fill(2, 9);
+  start[1] = 9;
+  expectRejected("entry 'encode': input 'start' element [1] is 9, outside its bounds "
+                 "[-1, S-1] = [-1, 8]");
+  start[1] = INT64_MIN;
+  expectRejected("entry 'encode': input 'start' element [1] is -9223372036854775808, outside "
+                 "its bounds [-1, S-1] = [-1, 8]");
+  // An empty range rejects any element: with S = 0, no length is valid.
+  fill(2, 0);
+  lengths = {0, 1};
+  expectRejected("entry 'encode': input 'src_lengths' element [0] is 0, outside its bounds "
+                 "[1, S] = [1, 0]");
+}
+
+TEST_F(EncodeFixture, LargeInputsAreCheckedToTheLastElement) {
+  // Several of the check's 4096-element blocks; culprits at and around a block boundary.
+  for (int64_t at : {int64_t(4095), int64_t(4096), int64_t(3 * 5000 - 1)}) {
+    fill(3, 5000);
+    ids[size_t(at)] = 50;
+    expectRejected("entry 'encode': input 'src_ids' element [" + std::to_string(at / 5000) +
+                   ", " + std::to_string(at % 5000) + "] is 50, outside its bounds [0, 49]");
+  }
 }

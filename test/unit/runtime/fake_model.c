@@ -5,7 +5,8 @@
  * does, so a runtime that builds buffers wrongly fails here too.
  *
  * Variants (compile definitions): FAKE_ABI_VERSION=N, FAKE_MISSING_KERNEL,
- * FAKE_BAD_MANIFEST, FAKE_BAD_METADATA. */
+ * FAKE_BAD_MANIFEST, FAKE_BAD_METADATA, FAKE_FLOAT_BOUNDS (bounds on the f32 input x),
+ * FAKE_BAD_BOUNDS (a malformed bounds expression). */
 #include <HalideRuntime.h>
 
 #include <stddef.h>
@@ -20,7 +21,20 @@
 
 /* forward:  z = view((x + y) * proj.weight + view(proj.bias)),  s = x + y
  * widen:    out = 2 * pos (as i64); `tok` only binds T, no kernel reads it
- * broken:   a kernel that fails through the Halide error handler */
+ * broken:   a kernel that fails through the Halide error handler
+ * encode:   out = 2 * src_ids (as i64); its integer inputs declare value bounds: static
+ *           ones on src_ids, ones with dimension expressions on src_lengths and start
+ *           (which no kernel reads: the runtime checks them all the same) */
+#ifdef FAKE_FLOAT_BOUNDS
+#define X_BOUNDS ", \"bounds\": [0, 1]"
+#else
+#define X_BOUNDS ""
+#endif
+#ifdef FAKE_BAD_BOUNDS
+#define LENGTHS_BOUNDS "[1, \"S+\"]"
+#else
+#define LENGTHS_BOUNDS "[1, \"S\"]"
+#endif
 static const char* manifest =
     "{\n"
     "  \"abi_version\": 1,\n"
@@ -40,7 +54,8 @@ static const char* manifest =
     "    {\n"
     "      \"name\": \"forward\",\n"
     "      \"inputs\": [\n"
-    "        {\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"buffer\": 0},\n"
+    "        {\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"buffer\": 0"
+    X_BOUNDS "},\n"
     "        {\"name\": \"y\", \"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"buffer\": 1}\n"
     "      ],\n"
     "      \"outputs\": [\n"
@@ -88,6 +103,25 @@ static const char* manifest =
     "        {\"dtype\": \"f32\", \"shape\": [\"N\"], \"kind\": \"temp\"}\n"
     "      ],\n"
     "      \"steps\": [{\"kernel\": 4, \"args\": [0, 1]}]\n"
+    "    },\n"
+    "    {\n"
+    "      \"name\": \"encode\",\n"
+    "      \"inputs\": [\n"
+    "        {\"name\": \"src_ids\", \"dtype\": \"i32\", \"shape\": [\"B\", \"S\"],"
+    " \"bounds\": [\"0\", \"49\"], \"buffer\": 0},\n"
+    "        {\"name\": \"src_lengths\", \"dtype\": \"i32\", \"shape\": [\"B\"],"
+    " \"bounds\": " LENGTHS_BOUNDS "},\n"
+    "        {\"name\": \"start\", \"dtype\": \"i64\", \"shape\": [\"B\"],"
+    " \"bounds\": [-1, \"S-1\"]}\n"
+    "      ],\n"
+    "      \"outputs\": [\n"
+    "        {\"name\": \"out\", \"dtype\": \"i64\", \"shape\": [\"B\", \"S\"], \"buffer\": 1}\n"
+    "      ],\n"
+    "      \"buffers\": [\n"
+    "        {\"dtype\": \"i32\", \"shape\": [\"B\", \"S\"], \"kind\": \"input\", \"input\": 0},\n"
+    "        {\"dtype\": \"i64\", \"shape\": [\"B\", \"S\"], \"kind\": \"temp\"}\n"
+    "      ],\n"
+    "      \"steps\": [{\"kernel\": 3, \"args\": [0, 1]}]\n"
     "    }\n"
 #ifdef FAKE_BAD_MANIFEST
     "    ,{\"name\": \"bad\", \"inputs\": [], \"outputs\": [{\"name\": \"o\", \"dtype\": \"f32\","
