@@ -1,0 +1,46 @@
+# KilnModel.cmake - compiling Kiln models to shared libraries at build time.
+#
+#   kiln_add_model(NAME SOURCES model.cpp... [TARGET host|host-cuda|<halide target>])
+#
+# builds the model compiler NAME-gen from the sources (one of which ends with
+# KILN_MODEL(buildFn);) and runs it at build time to produce
+# ${CMAKE_CURRENT_BINARY_DIR}/NAME.so (kernel objects in NAME.kernels/). The custom target
+# NAME (part of ALL) stands for the library; its path is in the variable NAME_LIBRARY
+# (set in the caller's scope) and in the target property KILN_MODEL_LIBRARY, e.g.
+# $<TARGET_PROPERTY:NAME,KILN_MODEL_LIBRARY> in a test's command line.
+#
+#   kiln_add_model_generator(NAME SOURCES model.cpp...)
+#
+# builds only NAME-gen (for models compiled by hand, or expected to fail).
+
+function(kiln_add_model_generator name)
+  cmake_parse_arguments(ARG "" "" "SOURCES" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "kiln_add_model_generator(${name}): SOURCES is required")
+  endif()
+  add_executable(${name}-gen ${ARG_SOURCES})
+  target_link_libraries(${name}-gen PRIVATE
+    kiln_model_main KilnFrontend KilnPasses KilnHalideBackend)
+endfunction()
+
+function(kiln_add_model name)
+  cmake_parse_arguments(ARG "" "TARGET" "SOURCES" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "kiln_add_model(${name}): unexpected arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET host)
+  endif()
+  kiln_add_model_generator(${name} SOURCES ${ARG_SOURCES})
+
+  set(library ${CMAKE_CURRENT_BINARY_DIR}/${name}.so)
+  add_custom_command(
+    OUTPUT ${library}
+    COMMAND ${name}-gen -o ${CMAKE_CURRENT_BINARY_DIR} --name ${name} --target=${ARG_TARGET}
+    DEPENDS ${name}-gen
+    COMMENT "Compiling Kiln model ${name} for ${ARG_TARGET}"
+    VERBATIM)
+  add_custom_target(${name} ALL DEPENDS ${library})
+  set_target_properties(${name} PROPERTIES KILN_MODEL_LIBRARY ${library})
+  set(${name}_LIBRARY ${library} PARENT_SCOPE)
+endfunction()

@@ -20,7 +20,10 @@
 namespace kiln::halide_backend {
 
 /// One op as a scheduled Halide pipeline. The kernel's arguments, in call order, are
-/// `inputs` (one per operand, in operand order) followed by the output buffer.
+/// `inputs` (one per operand, in operand order) followed by the output buffer (named
+/// "result"). Every buffer must be dense row-major with minimum 0 and the op's static
+/// extents; the dynamic extents of the output and of non-broadcast operand dimensions
+/// must agree. The kernel checks all of this and fails with a Halide error otherwise.
 struct LoweredKernel {
   std::vector<Halide::ImageParam> inputs;
   Halide::Func output;

@@ -14,6 +14,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <string>
+#include <vector>
 
 namespace kiln::halide_backend {
 
@@ -24,11 +25,36 @@ struct CompileOptions {
   std::string outputDir = ".";
   /// Also write each kernel's Halide statement file (NAME.kernels/*.stmt) for inspection.
   bool emitStmt = false;
+  /// Where the kernel objects, the runtime object, the generated C file and the linker's
+  /// log are kept; empty means OUTPUTDIR/NAME.kernels.
+  std::string kernelsDir;
+  /// Kernels compiled at once; 0 means one per hardware thread. The environment
+  /// variable KILN_COMPILE_THREADS overrides it.
+  unsigned threads = 0;
+  /// The C compiler that links the library (a name on PATH, or a path).
+  std::string cCompiler = "cc";
+  /// Extra arguments for the link command.
+  std::vector<std::string> extraLinkArgs;
+};
+
+/// What compileModel did, for the one-line summary of the model compiler.
+struct CompileStats {
+  /// Unique kernels compiled.
+  unsigned kernels = 0;
+  /// Steps (op instances) over all entry points; steps - kernels reuse a kernel.
+  unsigned steps = 0;
+  double seconds = 0;
 };
 
 /// Compiles `module` (already through the pass pipeline) into OUTPUTDIR/NAME.so. Errors
 /// are emitted as MLIR diagnostics at the offending op. Returns the path of the library.
 mlir::FailureOr<std::string> compileModel(mlir::ModuleOp module, llvm::StringRef name,
+                                          const CompileOptions &options,
+                                          CompileStats *stats = nullptr);
+
+/// The manifest (docs/manifest.md) that compileModel would embed, without compiling any
+/// kernel: for --emit=manifest and for tests.
+mlir::FailureOr<std::string> emitManifest(mlir::ModuleOp module, llvm::StringRef name,
                                           const CompileOptions &options);
 
 } // namespace kiln::halide_backend

@@ -1,0 +1,246 @@
+//===- Plan.cpp - Buffers, steps and unique kernels of a model ------------===//
+//
+// Every value of an entry point gets a buffer: inputs and parameters are bound by the
+// runtime, a reshape is a view of its operand (it moves no data), and every other op's
+// result is a temporary written by one step. Ops with equal kernel signatures share one
+// kernel, which is what lets the layers of a Transformer share their code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Plan.h"
+
+#include "Lower.h"
+
+#include "kiln/ir/KilnOps.h"
+#include "kiln/ir/SymbolicShapes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+
+using namespace mlir;
+
+namespace kiln::halide_backend {
+
+std::string sanitizeIdentifier(llvm::StringRef name) {
+  std::string out = name.str();
+  for (char &c : out)
+    if (!llvm::isAlnum(c) && c != '_')
+      c = '_';
+  if (out.empty() || llvm::isDigit(out.front()))
+    out.insert(out.begin(), '_');
+  return out;
+}
+
+namespace {
+
+/// The manifest's name of an element type, or "" when the runtime has none.
+std::string dtypeName(Type type) {
+  Type element = type.cast<ShapedType>().getElementType();
+  if (element.isF32())
+    return "f32";
+  if (element.isInteger(32))
+    return "i32";
+  if (element.isInteger(64))
+    return "i64";
+  return "";
+}
+
+/// Builds the plan of one model; one instance per planModel call.
+class Planner {
+public:
+  explicit Planner(llvm::StringRef model) {
+    plan_.model = model.str();
+    symbolPrefix_ = "kiln_" + sanitizeIdentifier(model) + "_k";
+  }
+
+  LogicalResult planEntry(FuncOp func);
+  ModelPlan takePlan() { return std::move(plan_); }
+
+private:
+  /// Adds a buffer holding `value`; fails (with an error at `op`) when its shape or
+  /// dtype cannot be described to the runtime.
+  FailureOr<int> addBuffer(EntryPlan &entry, Operation *op, Value value, BufferPlan::Kind kind,
+                           int index);
+  FailureOr<int> parameterIndex(ParameterOp op);
+  int kernelIndex(Operation *op);
+  /// Gives `op`'s result its buffer and, for a kernel, its step.
+  LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, Operation &op);
+
+  ModelPlan plan_;
+  std::string symbolPrefix_;
+  llvm::StringMap<int> parameterIndices_;
+  std::map<std::string, int> kernelIndices_;
+  SymbolicShapeMap shapes_;
+  llvm::DenseMap<Value, int> buffers_;
+};
+
+} // namespace
+
+FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
+                                  BufferPlan::Kind kind, int index) {
+  BufferPlan buffer;
+  buffer.kind = kind;
+  buffer.index = index;
+  buffer.dtype = dtypeName(value.getType());
+  if (buffer.dtype.empty()) {
+    op->emitError() << "cannot compile a tensor of type " << value.getType()
+                    << ": the runtime supports f32, i32 and i64";
+    return failure();
+  }
+  buffer.shape = shapes_.lookup(value);
+  for (const SymDim &dim : buffer.shape)
+    if (dim.isUnknown()) {
+      op->emitError() << "the shape " << toString(buffer.shape)
+                      << " has a dimension that no input of the entry point "
+                         "determines";
+      return failure();
+    }
+  entry.buffers.push_back(std::move(buffer));
+  buffers_[value] = static_cast<int>(entry.buffers.size() - 1);
+  return static_cast<int>(entry.buffers.size() - 1);
+}
+
+FailureOr<int> Planner::parameterIndex(ParameterOp op) {
+  std::string dtype = dtypeName(op.getType());
+  SymShape shape = shapeOf(op.getType().cast<RankedTensorType>());
+  auto found = parameterIndices_.find(op.name());
+  if (found != parameterIndices_.end()) {
+    // Entries share weights by name, so they must agree on what the weight is.
+    const TensorPlan &known = plan_.parameters[found->second];
+    if (known.dtype != dtype || known.shape != shape) {
+      op.emitError() << "parameter '" << op.name() << "' is " << dtype << " " << toString(shape)
+                     << " here but " << known.dtype << " " << toString(known.shape)
+                     << " in an earlier entry point";
+      return failure();
+    }
+    return found->second;
+  }
+  plan_.parameters.push_back({op.name().str(), dtype, shape, -1, {}});
+  int index = static_cast<int>(plan_.parameters.size() - 1);
+  parameterIndices_[op.name()] = index;
+  return index;
+}
+
+int Planner::kernelIndex(Operation *op) {
+  auto [it, inserted] =
+      kernelIndices_.try_emplace(kernelSignature(op), static_cast<int>(plan_.kernels.size()));
+  if (inserted) {
+    KernelPlan kernel;
+    kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
+                  sanitizeIdentifier(op->getName().stripDialect());
+    kernel.op = op;
+    plan_.kernels.push_back(std::move(kernel));
+  }
+  ++plan_.kernels[it->second].uses;
+  return it->second;
+}
+
+LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
+  if (auto parameter = dyn_cast<ParameterOp>(op)) {
+    FailureOr<int> index = parameterIndex(parameter);
+    if (failed(index))
+      return failure();
+    return addBuffer(entry, &op, parameter.getResult(), BufferPlan::Kind::Parameter, *index);
+  }
+  if (auto ret = dyn_cast<ReturnOp>(op)) {
+    for (auto it : llvm::enumerate(ret.getOperands())) {
+      unsigned i = it.index();
+      auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
+      if (!name || name.getValue().empty())
+        return ret.emitError() << "output #" << i << " of '" << func.getName() << "' has no '"
+                               << kNameAttr << "' attribute";
+      int buffer = buffers_.lookup(it.value());
+      entry.outputs.push_back({name.getValue().str(),
+                               entry.buffers[buffer].dtype,
+                               entry.buffers[buffer].shape,
+                               buffer,
+                               {}});
+    }
+    return success();
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    // Row-major data reads the same under any shape with the same element count.
+    int source = buffers_.lookup(reshape.input());
+    return addBuffer(entry, &op, reshape.getResult(), BufferPlan::Kind::View, source);
+  }
+  if (!needsKernel(&op))
+    return op.emitError() << "the Halide backend has no kernel for '" << op.getName()
+                          << "' and it is not a view of another tensor";
+  if (op.getNumResults() != 1)
+    return op.emitError() << "a kernel must produce exactly one tensor, '" << op.getName()
+                          << "' produces " << op.getNumResults();
+  StepPlan step;
+  step.kernel = kernelIndex(&op);
+  for (Value operand : op.getOperands())
+    step.args.push_back(buffers_.lookup(operand));
+  FailureOr<int> result = addBuffer(entry, &op, op.getResult(0), BufferPlan::Kind::Temp, -1);
+  if (failed(result))
+    return failure();
+  step.args.push_back(*result);
+  entry.steps.push_back(std::move(step));
+  return success();
+}
+
+LogicalResult Planner::planEntry(FuncOp func) {
+  if (func.isDeclaration())
+    return func.emitError() << "entry point '" << func.getName() << "' has no body";
+  FailureOr<SymbolicShapeMap> shapes = inferSymbolicShapes(func);
+  if (failed(shapes))
+    return failure();
+  shapes_ = std::move(*shapes);
+  buffers_.clear();
+
+  EntryPlan entry;
+  entry.name = func.getName().str();
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
+    if (!name || name.getValue().empty())
+      return func.emitError() << "input #" << i << " of '" << func.getName() << "' has no '"
+                              << kNameAttr << "' attribute";
+    Value arg = func.getArgument(i);
+    FailureOr<int> buffer =
+        addBuffer(entry, func, arg, BufferPlan::Kind::Input, static_cast<int>(i));
+    if (failed(buffer))
+      return failure();
+    entry.inputs.push_back({name.getValue().str(),
+                            entry.buffers[*buffer].dtype,
+                            entry.buffers[*buffer].shape,
+                            *buffer,
+                            {}});
+    if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kBoundsAttr)) {
+      // The verifier has checked the form; the runtime checks the values at every run.
+      for (Attribute end : bounds)
+        if (auto text = end.dyn_cast<StringAttr>())
+          entry.inputs.back().bounds.push_back(text.getValue().str());
+      if (entry.inputs.back().bounds.size() != 2)
+        return func.emitError() << "input '" << name.getValue() << "' has malformed '"
+                                << kBoundsAttr << "': expected two strings, got " << bounds;
+    }
+  }
+
+  for (Operation &op : func.front())
+    if (failed(planOp(entry, func, op)))
+      return failure();
+  plan_.entries.push_back(std::move(entry));
+  return success();
+}
+
+FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model) {
+  Planner planner(model);
+  bool any = false;
+  for (FuncOp func : module.getOps<FuncOp>()) {
+    any = true;
+    if (failed(planner.planEntry(func)))
+      return failure();
+  }
+  if (!any) {
+    module.emitError() << "model '" << model << "' has no entry point";
+    return failure();
+  }
+  return planner.takePlan();
+}
+
+} // namespace kiln::halide_backend

@@ -1,0 +1,86 @@
+//===- Plan.h - What a compiled model consists of ---------------*- C++ -*-===//
+//
+// The backend-neutral description of a compiled model, before any kernel is compiled:
+// the parameters, the unique kernels (ops deduplicated by kernel signature), and per entry
+// point the buffers and the steps that run kernels on them. The manifest
+// (docs/manifest.md) is this plan written as JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_HALIDE_PLAN_H
+#define KILN_BACKENDS_HALIDE_PLAN_H
+
+#include "kiln/ir/ShapeRules.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::halide_backend {
+
+/// A named tensor: a model parameter, or an entry's input or output.
+struct TensorPlan {
+  std::string name;
+  /// "f32", "i32" or "i64".
+  std::string dtype;
+  SymShape shape;
+  /// The entry buffer that holds it (-1 for parameters, which are listed model-wide).
+  int buffer = -1;
+  /// For an integer input with `kiln.bounds`: the inclusive [lo, hi] its values must lie
+  /// in, as dimension expressions; empty otherwise.
+  std::vector<std::string> bounds;
+};
+
+struct BufferPlan {
+  enum class Kind { Input, Parameter, Temp, View };
+  std::string dtype;
+  SymShape shape;
+  Kind kind = Kind::Temp;
+  /// Input: the input's index; Parameter: the parameter's index; View: the viewed
+  /// buffer's index; Temp: unused.
+  int index = -1;
+};
+
+struct StepPlan {
+  int kernel = -1;
+  /// Buffer indices: the kernel's inputs in operand order, then its output.
+  std::vector<int> args;
+};
+
+struct EntryPlan {
+  std::string name;
+  std::vector<TensorPlan> inputs;
+  std::vector<TensorPlan> outputs;
+  std::vector<BufferPlan> buffers;
+  std::vector<StepPlan> steps;
+};
+
+/// One kernel to compile, shared by every op with the same kernel signature.
+struct KernelPlan {
+  /// The exported function name, `kiln_<model>_k<N>_<op>`.
+  std::string name;
+  /// The first op that uses it: it is lowered, and errors point at it.
+  mlir::Operation *op = nullptr;
+  /// How many steps (across all entries) call it.
+  unsigned uses = 0;
+};
+
+struct ModelPlan {
+  std::string model;
+  std::vector<TensorPlan> parameters;
+  std::vector<KernelPlan> kernels;
+  std::vector<EntryPlan> entries;
+};
+
+/// Plans `module`, named `model`: every func is an entry point, in module order. Emits an
+/// error at the offending op and fails on what no kernel or buffer can express.
+mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model);
+
+/// `name` with every character that cannot appear in a C identifier replaced by '_'.
+std::string sanitizeIdentifier(llvm::StringRef name);
+
+} // namespace kiln::halide_backend
+
+#endif // KILN_BACKENDS_HALIDE_PLAN_H

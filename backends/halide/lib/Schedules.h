@@ -1,0 +1,115 @@
+//===- Schedules.h - The schedules of the Halide kernels --------*- C++ -*-===//
+//
+// The contract between an op's algorithm (Lower.cpp) and its schedules, kept apart as in
+// Halide's apps: the algorithm hands over its Funcs and Vars and what the MLIR types say
+// statically about the extents; a schedule chooses loop order, tiling, vectorisation and
+// parallelism and nothing else, so it can be tuned without touching what is computed.
+//
+// SchedulesCpu.cpp holds the CPU schedules. CUDA schedules (a later issue) go in
+// SchedulesCuda.cpp as schedule*Cuda functions over the same kernel descriptions;
+// Lower.cpp picks one family per target (see scheduleFor there).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_HALIDE_SCHEDULES_H
+#define KILN_BACKENDS_HALIDE_SCHEDULES_H
+
+#include "Halide.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln::halide_backend {
+
+/// The size of a `?` dimension in an Extents.
+inline constexpr int64_t kDynamicExtent = -1;
+
+/// Static extents in Halide dimension order (index 0 is the last tensor dimension),
+/// kDynamicExtent for dynamic ones.
+using Extents = llvm::SmallVector<int64_t, 4>;
+
+/// A kernel whose output element depends on one element per input: add, mul, scale,
+/// relu, and transposes that keep the innermost dimension in place (row copies).
+struct PointwiseKernel {
+  Halide::Func output;
+  /// The output's Vars, Halide dimension order.
+  std::vector<Halide::Var> vars;
+  Extents extents;
+};
+
+/// A transpose that moves the innermost dimension: a 2-D tile transpose at heart.
+struct TransposeKernel {
+  Halide::Func output;
+  Halide::ImageParam input;
+  std::vector<Halide::Var> vars;
+  Extents extents;
+  /// The output dimension that walks the input's innermost (contiguous) dimension, and
+  /// the input dimension that the output's innermost dimension walks.
+  int readsInputInner = 0, inputOfOutputInner = 0;
+};
+
+/// out(n, m, batch...) = sum_k lhs'(k, m, batch...) * rhs'(n, k, batch...).
+struct MatmulKernel {
+  Halide::Func output;
+  /// The accumulator: 0, then one update over `k`.
+  Halide::Func product;
+  /// The rhs indexed (n, k, rhs batch...), n clamped. A schedule may stage it per
+  /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
+  /// or inline it (reading a `transpose_rhs` weight along k as it lies).
+  Halide::Func packedRhs;
+  /// Output Vars: n, m, then the batch dimensions innermost first.
+  std::vector<Halide::Var> vars;
+  /// packedRhs's first two Vars (n, k).
+  Halide::Var packN, packK;
+  Halide::RDom k;
+  Extents extents;
+  /// The contraction size, or kDynamicExtent.
+  int64_t contraction = kDynamicExtent;
+  /// For a dynamic contraction, the condition K == 0 under which `output` is 0 without
+  /// reading `product`: a schedule specializes on it, so that the empty loops over k
+  /// are never bounds-inferred.
+  Halide::Expr emptyContraction;
+  bool transposeRhs = false;
+  /// Per output dimension (entries 0 and 1 unused): whether the lhs / rhs has that batch
+  /// dimension with a size other than a static 1 (false: it is broadcast).
+  llvm::SmallVector<bool, 4> lhsVaries, rhsVaries;
+};
+
+/// output = exp(x - max) / sum(exp(x - max)) along one Halide dimension.
+struct SoftmaxKernel {
+  Halide::Func output;
+  /// Per-row statistics, over `vars` without `axis`.
+  Halide::Func max, sum;
+  /// exp(x - max), staged so that exp is evaluated once per element.
+  Halide::Func exp;
+  std::vector<Halide::Var> vars;
+  /// The reduction over the softmax axis.
+  Halide::RDom r;
+  /// The softmax axis as a Halide dimension.
+  int axis = 0;
+  Extents extents;
+};
+
+/// Layer normalisation over Halide dimension 0, two-pass mean and variance.
+struct LayerNormKernel {
+  Halide::Func output;
+  /// Per-row sums of x - x0 (x0: the row's first element) and of the squared
+  /// deviations from the mean, over vars[1...].
+  Halide::Func sum, squares;
+  std::vector<Halide::Var> vars;
+  Halide::RDom r;
+  Extents extents;
+};
+
+/// The CPU schedules; `target` supplies the vector width.
+void schedulePointwiseCpu(const PointwiseKernel &kernel, const Halide::Target &target);
+void scheduleTransposeCpu(const TransposeKernel &kernel, const Halide::Target &target);
+void scheduleMatmulCpu(const MatmulKernel &kernel, const Halide::Target &target);
+void scheduleSoftmaxCpu(const SoftmaxKernel &kernel, const Halide::Target &target);
+void scheduleLayerNormCpu(const LayerNormKernel &kernel, const Halide::Target &target);
+
+} // namespace kiln::halide_backend
+
+#endif // KILN_BACKENDS_HALIDE_SCHEDULES_H

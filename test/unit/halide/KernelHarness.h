@@ -1,0 +1,149 @@
+//===- KernelHarness.h - Runs one lowered op with Halide's JIT ---*- C++ -*-===//
+//
+// Shared by the lowering tests and the schedule benchmark: parses a one-op kiln module,
+// lowers the op with lowerOp, JIT-compiles the pipeline once (its dynamic extents
+// stay symbolic) and realizes it on host tensors of any shape the type admits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H
+#define KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H
+
+#include "Lower.h"
+
+#include "kiln/backends/reference/Interpreter.h"
+#include "kiln/ir/KilnDialect.h"
+#include "kiln/ir/KilnOps.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace kiln::halide_backend::test {
+
+using reference::HostTensor;
+using Shape = std::vector<int64_t>;
+
+/// A module whose entry @main applies `op` (text using %arg0, %arg1, ...) to arguments
+/// of `argTypes` and returns its `resultType` result.
+inline std::string oneOpModule(const std::vector<std::string> &argTypes,
+                               const std::string &resultType, const std::string &op) {
+  std::string args;
+  for (size_t i = 0; i < argTypes.size(); ++i)
+    args += (i ? ", " : "") + llvm::formatv("%arg{0}: {1}", i, argTypes[i]).str();
+  return llvm::formatv(
+             "func @main({0}) -> {1} {{\n  %0 = {2}\n  kiln.return %0 : {1}\n}\n", args,
+             resultType, op)
+      .str();
+}
+
+/// Uniform floats in [lo, hi), reproducible from `seed`.
+inline HostTensor randomTensor(Shape shape, unsigned seed, float lo = -1.0f,
+                               float hi = 1.0f) {
+  HostTensor t = HostTensor::floats(std::move(shape));
+  t.f32.resize(t.numElements());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float &v : t.f32)
+    v = dist(rng);
+  return t;
+}
+
+/// A parsed one-op module and its op's JIT-compiled kernel.
+class KernelHarness {
+public:
+  KernelHarness() { context.loadDialect<KilnDialect>(); }
+
+  /// Parses `moduleText`, lowers its op and JIT-compiles the kernel; returns an error
+  /// message, empty on success.
+  std::string
+  load(const std::string &moduleText,
+       const Halide::Target &target = Halide::get_jit_target_from_environment()) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(moduleText, &context);
+    if (!module)
+      return "cannot parse:\n" + moduleText;
+    auto func = module->lookupSymbol<mlir::FuncOp>("main");
+    op = &func.front().front();
+    std::string diagnostics;
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return mlir::success();
+    });
+    mlir::FailureOr<LoweredKernel> lowered = lowerOp(op, target);
+    if (mlir::failed(lowered))
+      return "lowering failed: " + diagnostics;
+    kernel = *lowered;
+    pipeline = Halide::Pipeline(kernel.output);
+    pipeline.compile_jit(target);
+    return "";
+  }
+
+  /// Realizes the kernel on `inputs` (operand order) into a tensor of `outShape`.
+  HostTensor run(const std::vector<HostTensor> &inputs, const Shape &outShape) {
+    std::vector<Halide::Buffer<>> buffers;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      buffers.push_back(toBuffer(inputs[i]));
+      kernel.inputs[i].set(buffers.back());
+    }
+    bool isInt =
+        !op->getResult(0).getType().cast<mlir::ShapedType>().getElementType().isF32();
+    HostTensor out = isInt ? HostTensor::ints(outShape) : HostTensor::floats(outShape);
+    out.f32.resize(isInt ? 0 : out.numElements());
+    out.i32.resize(isInt ? out.numElements() : 0);
+    Halide::Buffer<> result = toBuffer(out);
+    pipeline.realize(result);
+    return out;
+  }
+
+  /// Realizes into a preallocated buffer, for timing (inputs set by a previous run).
+  void realize(Halide::Buffer<> &result) { pipeline.realize(result); }
+
+  /// The interpreter's result for `inputs`, or an error message in `error`.
+  HostTensor reference(const std::vector<HostTensor> &inputs, std::string &error) {
+    reference::TensorMap named;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      named["arg" + std::to_string(i)] = inputs[i];
+    llvm::Expected<reference::TensorMap> outputs =
+        reference::run(*module, "main", named, {});
+    if (!outputs) {
+      error = llvm::toString(outputs.takeError());
+      return {};
+    }
+    return (*outputs)["result0"];
+  }
+
+  /// A Halide view of `t`'s data: dimension 0 is the last tensor dimension.
+  static Halide::Buffer<> toBuffer(const HostTensor &t) {
+    std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+    void *data = t.isInt ? (void *)t.i32.data() : (void *)t.f32.data();
+    Halide::Type type = t.isInt ? Halide::Int(32) : Halide::Float(32);
+    return Halide::Buffer<>(type, data, static_cast<int>(sizes.size()),
+                            sizesToDims(sizes).data());
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  mlir::Operation *op = nullptr;
+  LoweredKernel kernel;
+  Halide::Pipeline pipeline;
+
+private:
+  static std::vector<halide_dimension_t> sizesToDims(const std::vector<int> &sizes) {
+    std::vector<halide_dimension_t> dims;
+    int stride = 1;
+    for (int size : sizes) {
+      dims.push_back(halide_dimension_t(0, size, stride));
+      stride *= size;
+    }
+    return dims;
+  }
+};
+
+} // namespace kiln::halide_backend::test
+
+#endif // KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H
