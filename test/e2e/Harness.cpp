@@ -1,0 +1,250 @@
+//===- Harness.cpp - Running a compiled model against the reference -------===//
+
+#include "Harness.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace kiln::e2e {
+
+std::string buildDir() { return KILN_E2E_BUILD_DIR; }
+
+std::string modelLibrary(const std::string &name) { return buildDir() + "/" + name + ".so"; }
+
+bool expectOk(kiln_status *status, const char *what) {
+  if (!status)
+    return true;
+  ADD_FAILURE() << what << " failed: " << kiln_status_code_string(kiln_status_get_code(status))
+                << ": " << kiln_status_get_message(status);
+  kiln_status_free(status);
+  return false;
+}
+
+llvm::Optional<llvm::json::Value> manifestOf(kiln_model *model) {
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(kiln_model_manifest_json(model));
+  if (!json) {
+    ADD_FAILURE() << "the manifest is not JSON: " << llvm::toString(json.takeError());
+    return llvm::None;
+  }
+  return std::move(*json);
+}
+
+namespace {
+
+std::vector<int64_t> shapeOf(const kiln_tensor_info &info, const Dims &dims) {
+  std::vector<int64_t> shape;
+  for (int32_t d = 0; d < info.rank; ++d) {
+    if (info.shape[d] >= 0) {
+      shape.push_back(info.shape[d]);
+      continue;
+    }
+    auto found = dims.find(info.dims[d]);
+    EXPECT_NE(found, dims.end()) << "the test gives no size for dimension '" << info.dims[d]
+                                 << "' of '" << info.name << "'";
+    shape.push_back(found == dims.end() ? 1 : found->second);
+  }
+  return shape;
+}
+
+reference::HostTensor randomTensor(const std::vector<int64_t> &shape, std::mt19937 &random) {
+  reference::HostTensor t = reference::HostTensor::floats(shape);
+  t.f32.resize(t.numElements());
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (float &v : t.f32)
+    v = uniform(random);
+  return t;
+}
+
+/// Random integers within the input's bounds (a window of them when they are wide).
+reference::HostTensor randomInts(const std::vector<int64_t> &shape, int64_t lo, int64_t hi,
+                                 std::mt19937 &random) {
+  reference::HostTensor t = reference::HostTensor::ints(shape);
+  t.i32.resize(t.numElements());
+  lo = std::max<int64_t>(lo, -1000);
+  hi = std::max(lo, std::min<int64_t>(hi, 1000));
+  std::uniform_int_distribution<int64_t> uniform(lo, hi);
+  for (int32_t &v : t.i32)
+    v = static_cast<int32_t>(uniform(random));
+  return t;
+}
+
+kiln_tensor runtimeTensor(const std::string &name, const reference::HostTensor &t) {
+  return {name.c_str(), t.isInt ? KILN_DTYPE_I32 : KILN_DTYPE_F32,
+          static_cast<int32_t>(t.shape.size()), t.shape.data(),
+          t.isInt ? static_cast<const void *>(t.i32.data()) : t.f32.data()};
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string dimsString(const Dims &dims) {
+  std::string s;
+  for (const auto &[name, size] : dims)
+    s += (s.empty() ? "" : ", ") + name + "=" + std::to_string(size);
+  return s;
+}
+
+/// max|a - b| / max|b| over finite values; non-finite values must agree exactly.
+void expectClose(const std::string &what, const float *actual, const std::vector<float> &expected) {
+  double maxDiff = 0, maxRef = 0;
+  size_t mismatches = 0, firstMismatch = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    float a = actual[i], b = expected[i];
+    if (!std::isfinite(b) || !std::isfinite(a)) {
+      bool same = (std::isnan(a) && std::isnan(b)) || a == b;
+      if (!same && mismatches++ == 0)
+        firstMismatch = i;
+      continue;
+    }
+    maxDiff = std::max(maxDiff, std::fabs(double(a) - double(b)));
+    maxRef = std::max(maxRef, std::fabs(double(b)));
+  }
+  EXPECT_EQ(mismatches, 0u) << what << ": non-finite values differ, first at element "
+                            << firstMismatch << ": " << actual[firstMismatch] << " vs "
+                            << expected[firstMismatch];
+  double relative = maxRef > 0 ? maxDiff / maxRef : maxDiff;
+  EXPECT_LE(relative, kTolerance) << what << ": max|a-b| = " << maxDiff << ", max|b| = " << maxRef;
+}
+
+} // namespace
+
+Harness::Harness(const std::string &library, ModelBuildFn build, uint32_t seed)
+    : reference_(build()), random_(seed) {
+  if (!reference_.ok()) {
+    std::string errors;
+    llvm::raw_string_ostream os(errors);
+    reference_.printErrors(os);
+    ADD_FAILURE() << "the model does not build:\n" << os.str();
+    return;
+  }
+  if (!expectOk(kiln_model_open(library.c_str(), &model_), "kiln_model_open"))
+    return;
+
+  // Random weights, written as safetensors for the runtime and kept for the reference.
+  size_t count = kiln_model_parameter_count(model_);
+  std::vector<kiln_tensor> tensors;
+  for (size_t i = 0; i < count; ++i) {
+    kiln_tensor_info info;
+    if (!expectOk(kiln_model_parameter_info(model_, i, &info), "kiln_model_parameter_info"))
+      return;
+    reference::HostTensor t = randomTensor(shapeOf(info, {}), random_);
+    parameters_[info.name] = std::move(t);
+  }
+  for (auto &[name, t] : parameters_)
+    tensors.push_back({name.c_str(), KILN_DTYPE_F32, static_cast<int32_t>(t.shape.size()),
+                       t.shape.data(), t.f32.data()});
+  if (count > 0) {
+    llvm::SmallString<128> path;
+    if (llvm::sys::fs::createTemporaryFile("kiln-e2e", "safetensors", path)) {
+      ADD_FAILURE() << "cannot create a temporary weights file";
+      return;
+    }
+    bool written =
+        expectOk(kiln_safetensors_write(path.c_str(), tensors.data(), tensors.size()),
+                 "kiln_safetensors_write") &&
+        expectOk(kiln_weights_open(model_, path.c_str(), &weights_), "kiln_weights_open");
+    llvm::sys::fs::remove(path); // the runtime keeps its mapping
+    if (!written)
+      return;
+  }
+  expectOk(kiln_session_create(model_, weights_, nullptr, &session_), "kiln_session_create");
+}
+
+Harness::~Harness() {
+  kiln_session_release(session_);
+  kiln_weights_release(weights_);
+  kiln_model_release(model_);
+}
+
+size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdit &edit) {
+  SCOPED_TRACE("dims " + dimsString(dims));
+  if (!ok()) {
+    ADD_FAILURE() << "the model is not loaded";
+    return 0;
+  }
+  size_t entryIndex = 0;
+  if (!expectOk(kiln_model_find_entry(model_, entry.c_str(), &entryIndex), "find entry"))
+    return 0;
+
+  reference::TensorMap inputs;
+  std::vector<kiln_tensor> runtimeInputs;
+  for (size_t i = 0; i < kiln_model_input_count(model_, entryIndex); ++i) {
+    kiln_tensor_info info;
+    if (!expectOk(kiln_model_input_info(model_, entryIndex, i, &info), "input info"))
+      return 0;
+    reference::HostTensor t;
+    if (info.dtype == KILN_DTYPE_F32) {
+      t = randomTensor(shapeOf(info, dims), random_);
+    } else {
+      std::vector<const char *> names;
+      std::vector<int64_t> values;
+      for (const auto &[name, size] : dims) {
+        names.push_back(name.c_str());
+        values.push_back(size);
+      }
+      int64_t lo = 0, hi = 0;
+      if (!expectOk(kiln_model_input_bounds(model_, entryIndex, i, names.data(), values.data(),
+                                            names.size(), &lo, &hi),
+                    "input bounds"))
+        return 0;
+      t = randomInts(shapeOf(info, dims), lo, hi, random_);
+    }
+    if (edit)
+      edit(info.name, t);
+    inputs[info.name] = std::move(t);
+  }
+  for (auto &[name, t] : inputs)
+    runtimeInputs.push_back(runtimeTensor(name, t));
+  if (!expectOk(
+          kiln_session_run(session_, entry.c_str(), runtimeInputs.data(), runtimeInputs.size()),
+          "kiln_session_run"))
+    return 0;
+
+  llvm::Expected<reference::TensorMap> expected =
+      reference::run(module(), entry, inputs, parameters_);
+  if (!expected) {
+    ADD_FAILURE() << "the reference fails: " << llvm::toString(expected.takeError());
+    return 0;
+  }
+  size_t compared = 0;
+  for (size_t i = 0; i < kiln_model_output_count(model_, entryIndex); ++i) {
+    kiln_tensor_info info;
+    if (!expectOk(kiln_model_output_info(model_, entryIndex, i, &info), "output info"))
+      continue;
+    kiln_tensor actual;
+    if (!expectOk(kiln_session_get_output(session_, info.name, &actual), "get output"))
+      continue;
+    auto want = expected->find(info.name);
+    if (want == expected->end()) {
+      ADD_FAILURE() << "the reference has no output '" << info.name << "'";
+      continue;
+    }
+    std::vector<int64_t> shape(actual.shape, actual.shape + actual.rank);
+    if (shape != want->second.shape) {
+      ADD_FAILURE() << "output '" << info.name << "' is " << shapeString(shape)
+                    << ", the reference's " << shapeString(want->second.shape);
+      continue;
+    }
+    std::string what = "output '" + std::string(info.name) + "' " + shapeString(shape);
+    if (want->second.isInt) {
+      EXPECT_EQ(actual.dtype, KILN_DTYPE_I32) << what;
+      const auto *data = static_cast<const int32_t *>(actual.data);
+      EXPECT_EQ(std::vector<int32_t>(data, data + want->second.i32.size()), want->second.i32)
+          << what;
+    } else {
+      expectClose(what, static_cast<const float *>(actual.data), want->second.f32);
+    }
+    ++compared;
+  }
+  return compared;
+}
+
+} // namespace kiln::e2e

@@ -1,0 +1,29 @@
+//===- DataMovement.cpp - E2E model: kiln.reshape and kiln.transpose -------===//
+
+#include "Models.h"
+
+#include "kiln/frontend/Kiln.h"
+#include "kiln/frontend/Registry.h"
+
+using namespace kiln;
+
+Model kiln::e2e::buildDataMovementModel() {
+  ModelBuilder m("e2e_data_movement");
+  Entry f = m.entry("forward");
+  Tensor x = f.input("x", DType::F32, {dyn("B"), dyn("S"), 24});
+  Tensor y = f.input("y", DType::F32, {dyn("M"), dyn("N")});
+  // Split heads: a view of the input, then a transpose kernel.
+  Tensor heads = transpose(reshape(x, {0, 0, 4, 6}), {0, 2, 1, 3});
+  f.output("heads", heads);
+  // An output that is only a view of an input: no kernel at all.
+  f.output("flat", reshape(x, {0, -1}));
+  // An output that is a view of a temporary.
+  f.output("relu_rows", reshape(relu(x), {-1, 6}));
+  f.output("yt", transpose(y, {1, 0}));
+  f.output("rotated", transpose(x, {2, 0, 1}));
+  // Merge heads: a transpose kernel, then a view of its result.
+  f.output("merged", reshape(transpose(relu(heads), {0, 2, 1, 3}), {0, 0, 24}));
+  return m.finish();
+}
+
+KILN_MODEL(kiln::e2e::buildDataMovementModel);

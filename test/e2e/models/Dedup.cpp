@@ -1,0 +1,23 @@
+//===- Dedup.cpp - E2E model: identical ops share one kernel ---------------===//
+
+#include "Models.h"
+
+#include "kiln/frontend/Kiln.h"
+#include "kiln/frontend/Registry.h"
+
+using namespace kiln;
+
+Model kiln::e2e::buildDedupModel() {
+  ModelBuilder m("e2e_dedup");
+  Parameter bias = m.parameter("bias", {16});
+  Entry f = m.entry("forward");
+  Tensor x = f.input("x", DType::F32, {dyn("B"), dyn("S"), 16});
+  Tensor y = f.input("y", DType::F32, {dyn("B"), dyn("S"), 16});
+  Tensor z = f.input("z", DType::F32, {dyn("B"), dyn("S"), 16});
+  Tensor sum = (x + y) + z;          // one add kernel, two steps
+  Tensor biased = sum + bias;        // another add: its rhs type differs
+  f.output("y", relu(relu(biased))); // one relu kernel, two steps
+  return m.finish();
+}
+
+KILN_MODEL(kiln::e2e::buildDedupModel);

@@ -1,0 +1,36 @@
+//===- Models.h - The tiny models of the end-to-end tests -------*- C++ -*-===//
+//
+// Each model exercises one family of ops with dynamic dims. The same sources build the
+// model compilers (kiln_add_model, at build time) and, linked into the test, the modules
+// that the reference interpreter runs, so both sides see the very same graph.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_E2E_MODELS_H
+#define KILN_TEST_E2E_MODELS_H
+
+#include "kiln/frontend/ModelBuilder.h"
+
+namespace kiln::e2e {
+
+/// All four transpose combinations, a rank-2 rhs broadcast over the batch, 4-D x 3-D
+/// batch broadcasting against a static 1, and a weight.
+Model buildMatmulModel();
+/// add / mul: equal shapes, a trailing 1, a missing leading dim, a [1], a weight.
+Model buildElementwiseModel();
+/// scale, relu, and relu of a temporary.
+Model buildUnaryModel();
+/// softmax on the last, a middle and the first axis.
+Model buildSoftmaxModel();
+/// layer_norm with a dynamic normalised dim and with weights.
+Model buildLayerNormModel();
+/// reshape (a view of an input and of a temporary, and back) and transpose.
+Model buildDataMovementModel();
+/// The same add and relu several times at the same types: 3 kernels for 5 steps.
+Model buildDedupModel();
+/// Two entry points that share a weight and a matmul kernel; an i32 input with bounds.
+Model buildTwoEntriesModel();
+
+} // namespace kiln::e2e
+
+#endif // KILN_TEST_E2E_MODELS_H
