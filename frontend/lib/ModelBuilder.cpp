@@ -209,9 +209,15 @@ Tensor ModelBuilder::materialize(const Parameter &parameter, std::source_locatio
   for (int64_t d : parameter.shape())
     shape.push_back(SymDim::fixed(d));
   if (!cached) {
-    // Parameters go first in the body so the graph reads top-down.
+    // Parameters go first in the body, in order of first use, so the graph reads
+    // top-down and tools list weights in the order the model uses them.
     OpBuilder::InsertionGuard guard(*opBuilder_);
-    opBuilder_->setInsertionPointToStart(&current_->func.front());
+    Block &body = current_->func.front();
+    auto params = body.getOps<ParameterOp>();
+    if (params.empty())
+      opBuilder_->setInsertionPointToStart(&body);
+    else
+      opBuilder_->setInsertionPointAfter(*std::prev(params.end()));
     auto type = RankedTensorType::get(parameter.shape(),
                                       elementType(context(), parameter.dtype_));
     cached = opBuilder_->create<ParameterOp>(location(loc), type, parameter.name());

@@ -19,7 +19,7 @@ import torch
 CONFIGS = {
     # name: d_model, heads, encoder layers, decoder layers, d_ff, vocab
     "tiny": dict(d_model=32, nhead=4, enc=2, dec=2, d_ff=64, vocab=50),
-    "base": dict(d_model=512, nhead=8, enc=6, dec=6, d_ff=2048, vocab=1000),
+    "base": dict(d_model=512, nhead=8, enc=6, dec=6, d_ff=2048, vocab=8000),
 }
 
 
