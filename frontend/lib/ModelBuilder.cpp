@@ -50,7 +50,17 @@ void Model::printErrors(llvm::raw_ostream &os) const {
 static Type elementType(MLIRContext &ctx, DType dtype) {
   if (dtype == DType::I32)
     return IntegerType::get(&ctx, 32);
+  if (dtype == DType::Bool)
+    return IntegerType::get(&ctx, 1);
   return Float32Type::get(&ctx);
+}
+
+/// Why a tensor of `dtype` cannot cross an entry's boundary, or "".
+static std::string boundaryProblem(DType dtype) {
+  if (dtype != DType::Bool)
+    return "";
+  return " is boolean; masks exist only inside an entry point (runtime buffers are f32 "
+         "or i32)";
 }
 
 ModelBuilder::ModelBuilder(std::string name)
@@ -75,6 +85,8 @@ Parameter ModelBuilder::parameter(const std::string &name, std::vector<int64_t> 
   for (int64_t d : shape)
     if (d <= 0)
       error(loc, "parameter '" + name + "' needs positive static dimensions");
+  if (std::string problem = boundaryProblem(dtype); !problem.empty())
+    error(loc, "parameter '" + name + "'" + problem);
   auto [it, inserted] = parameters_.try_emplace(name, ParameterInfo{shape, dtype});
   if (!inserted && (it->second.shape != shape || it->second.dtype != dtype)) {
     SymShape before, now;
@@ -110,6 +122,10 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   for (const std::string &n : state.inputNames)
     if (n == name)
       builder_->error(loc, "entry '" + state.name + "' already has an input '" + name + "'");
+  if (std::string problem = boundaryProblem(dtype); !problem.empty()) {
+    builder_->error(loc, "input '" + name + "'" + problem);
+    dtype = DType::F32;
+  }
   SymShape shape;
   std::vector<Attribute> dimNames;
   MLIRContext &ctx = builder_->context();
@@ -183,6 +199,10 @@ void Entry::output(const std::string &name, const Tensor &value, std::source_loc
   ++state.declaredOutputs;
   if (!value.valid())
     return; // The op that produced it has reported why.
+  if (std::string problem = boundaryProblem(value.dtype()); !problem.empty()) {
+    builder_->error(loc, "output '" + name + "'" + problem);
+    return;
+  }
   for (const std::string &n : state.outputNames)
     if (n == name)
       builder_->error(loc, "entry '" + state.name + "' already has an output '" + name + "'");
@@ -243,6 +263,13 @@ bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
       return false;
     }
     region = r;
+  }
+  if (!region) {
+    if (!current_) {
+      error(loc, "an op without operands (a constant) is built before any entry point");
+      return false;
+    }
+    region = &current_->func.getBody();
   }
   opBuilder_->setInsertionPointToEnd(&region->front());
   return true;

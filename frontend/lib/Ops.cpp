@@ -37,7 +37,29 @@ struct Signature {
   static Signature any() { return {}; }
 };
 
-const char *dtypeName(DType dtype) { return dtype == DType::I32 ? "i32" : "f32"; }
+const char *dtypeName(DType dtype) {
+  switch (dtype) {
+  case DType::I32:
+    return "i32";
+  case DType::Bool:
+    return "i1";
+  case DType::F32:
+    break;
+  }
+  return "f32";
+}
+
+Type elementTypeOf(MLIRContext &ctx, DType dtype) {
+  switch (dtype) {
+  case DType::I32:
+    return IntegerType::get(&ctx, 32);
+  case DType::Bool:
+    return IntegerType::get(&ctx, 1);
+  case DType::F32:
+    break;
+  }
+  return Float32Type::get(&ctx);
+}
 
 /// Validates operands, checks the shape rule and, when both pass, builds the op with the
 /// inferred result type. `create` receives the result type.
@@ -71,10 +93,8 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
     return {};
   }
   DType dtype = signature.result.value_or(operands.front().dtype());
-  MLIRContext &ctx = builder->context();
-  Type element = dtype == DType::I32 ? Type(IntegerType::get(&ctx, 32))
-                                     : Type(Float32Type::get(&ctx));
-  auto type = RankedTensorType::get(staticShape(result.shape), element);
+  auto type = RankedTensorType::get(staticShape(result.shape),
+                                    elementTypeOf(builder->context(), dtype));
   Value value = create(builder->opBuilder(), builder->location(loc), type);
   return builder->wrap(value, std::move(result.shape), dtype);
 }
@@ -111,6 +131,42 @@ Tensor kiln::add(Operand lhs, Operand rhs, SourceLoc loc) {
 
 Tensor kiln::mul(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<MulOp>("mul", lhs.tensor, rhs.tensor, loc);
+}
+
+Tensor kiln::div(Operand lhs, Operand rhs, SourceLoc loc) {
+  return binary<DivOp>("div", lhs.tensor, rhs.tensor, loc);
+}
+
+Tensor kiln::constant(ModelBuilder &m, float value, SourceLoc loc) {
+  return constant(m, {}, {value}, loc);
+}
+
+Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape, std::vector<float> values,
+                      SourceLoc loc) {
+  SymShape symbolic;
+  for (int64_t d : shape) {
+    if (d <= 0) {
+      m.error(loc, "constant needs positive static dimensions, got " + std::to_string(d));
+      return {};
+    }
+    symbolic.push_back(SymDim::fixed(d));
+  }
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  if (values.size() != 1 && static_cast<int64_t>(values.size()) != count) {
+    m.error(loc, "constant of shape " + toString(symbolic) + " needs 1 or " +
+                     std::to_string(count) + " values, got " + std::to_string(values.size()));
+    return {};
+  }
+  if (!m.prepareOperands({}, loc))
+    return {};
+  auto type = RankedTensorType::get(shape, Float32Type::get(&m.context()));
+  DenseElementsAttr value = values.size() == 1
+                                ? DenseElementsAttr::get(type, values.front())
+                                : DenseElementsAttr::get(type, llvm::makeArrayRef(values));
+  Value result = m.opBuilder().create<ConstantOp>(m.location(loc), type, value);
+  return m.wrap(result, std::move(symbolic), DType::F32);
 }
 
 Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
@@ -187,6 +243,7 @@ Tensor kiln::operator*(Operand lhs, float factor) { return scale(lhs, factor, lh
 Tensor kiln::operator/(Operand lhs, float divisor) {
   return scale(lhs, 1.0f / divisor, lhs.loc);
 }
+Tensor kiln::operator/(Operand lhs, const Tensor &rhs) { return div(lhs, rhs, lhs.loc); }
 
 //===----------------------------------------------------------------------===//
 // Layers around attention
@@ -315,11 +372,16 @@ Tensor kiln::sinusoid(Operand positions, int64_t dim, SourceLoc loc) {
       });
 }
 
-Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, SourceLoc loc) {
+static DType maskDType(MaskForm form) {
+  return form == MaskForm::Boolean ? DType::Bool : DType::F32;
+}
+
+Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, MaskForm form,
+                         SourceLoc loc) {
   const Tensor &n = lengths.tensor, &x = like.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
-      "padding_mask", {n, x}, loc, {{{"lengths", DType::I32}}, DType::F32},
+      "padding_mask", {n, x}, loc, {{{"lengths", DType::I32}}, maskDType(form)},
       [&] { return shape_rules::paddingMask(n.shape(), x.shape(), normalised); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob
@@ -329,14 +391,25 @@ Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, SourceLoc 
       });
 }
 
-Tensor kiln::causalMask(Operand like, int64_t axis, SourceLoc loc) {
+Tensor kiln::causalMask(Operand like, int64_t axis, MaskForm form, SourceLoc loc) {
   const Tensor &x = like.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
-      "causal_mask", {x}, loc, {{}, DType::F32},
+      "causal_mask", {x}, loc, {{}, maskDType(form)},
       [&] { return shape_rules::causalMask(x.shape(), normalised); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<CausalMaskOp>(l, t, x.value(), ob.getI64IntegerAttr(normalised))
+            .getResult();
+      });
+}
+
+Tensor kiln::maskedFill(Operand input, Operand mask, float value, SourceLoc loc) {
+  const Tensor &x = input.tensor, &m = mask.tensor;
+  return buildOp(
+      "masked_fill", {x, m}, loc, {{{"input", DType::F32}, {"mask", DType::Bool}}, DType::F32},
+      [&] { return shape_rules::maskedFill(x.shape(), m.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<MaskedFillOp>(l, t, x.value(), m.value(), ob.getF32FloatAttr(value))
             .getResult();
       });
 }

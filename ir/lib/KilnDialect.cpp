@@ -5,6 +5,8 @@
 #include "kiln/ir/KilnOps.h"
 #include "kiln/ir/SymbolicShapes.h"
 
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/FunctionInterfaces.h"
 
 using namespace mlir;
@@ -17,6 +19,14 @@ void KilnDialect::initialize() {
 #define GET_OP_LIST
 #include "kiln/ir/KilnOps.cpp.inc"
       >();
+}
+
+Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
+                                            Location loc) {
+  auto elements = value.dyn_cast<DenseFPElementsAttr>();
+  if (!elements || elements.getType() != type || !elements.getElementType().isF32())
+    return nullptr;
+  return builder.create<ConstantOp>(loc, type, elements);
 }
 
 /// `kiln.bounds`: two dimension expressions over the entry's named dims, on an i32

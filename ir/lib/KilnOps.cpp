@@ -101,6 +101,19 @@ ShapeResult MulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::broadcast(operands[0], operands[1]);
 }
 
+ShapeResult DivOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::broadcast(operands[0], operands[1]);
+}
+
+ShapeResult MaskedFillOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::maskedFill(operands[0], operands[1]);
+}
+
+ShapeResult AttentionOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  const SymShape *maskShape = operands.size() > 3 ? &operands[3] : nullptr;
+  return shape_rules::attention(operands[0], operands[1], operands[2], maskShape);
+}
+
 ShapeResult ScaleOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return ShapeResult::ok(operands[0]);
 }
@@ -176,13 +189,21 @@ ShapeResult PaddingMaskOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::paddingMask(operands[0], operands[1], axis());
 }
 
-Type PaddingMaskOp::inferElementType() { return Float32Type::get(getContext()); }
+/// A mask's result type picks its form: i1 (boolean) or, otherwise, f32 (additive).
+static Type maskElementType(Operation *op) {
+  Type declared = op->getResult(0).getType().cast<ShapedType>().getElementType();
+  if (declared.isInteger(1))
+    return declared;
+  return Float32Type::get(op->getContext());
+}
+
+Type PaddingMaskOp::inferElementType() { return maskElementType(*this); }
 
 ShapeResult CausalMaskOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::causalMask(operands[0], axis());
 }
 
-Type CausalMaskOp::inferElementType() { return Float32Type::get(getContext()); }
+Type CausalMaskOp::inferElementType() { return maskElementType(*this); }
 
 //===----------------------------------------------------------------------===//
 // Folders
@@ -207,6 +228,8 @@ OpFoldResult ScaleOp::fold(ArrayRef<Attribute>) {
   }
   return {};
 }
+
+OpFoldResult ConstantOp::fold(ArrayRef<Attribute>) { return value(); }
 
 OpFoldResult ReshapeOp::fold(ArrayRef<Attribute>) {
   if (input().getType() == getType() && getType().cast<RankedTensorType>().hasStaticShape())

@@ -6,12 +6,21 @@
 using namespace mlir;
 using namespace kiln;
 
-static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index) {
+static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index, bool emitErrors) {
   BlockArgument arg = func.getArgument(index);
   auto type = arg.getType().dyn_cast<RankedTensorType>();
   if (!type) {
-    func.emitError() << "input #" << index << " of '" << func.getName() << "' has type "
-                     << arg.getType() << "; entry inputs must be ranked tensors";
+    if (emitErrors)
+      func.emitError() << "input #" << index << " of '" << func.getName() << "' has type "
+                       << arg.getType() << "; entry inputs must be ranked tensors";
+    return failure();
+  }
+  // The runtime has no boolean dtype: masks are made inside the entry.
+  if (type.getElementType().isInteger(1)) {
+    if (emitErrors)
+      func.emitError() << "input #" << index << " of '" << func.getName() << "' has type "
+                       << type << "; i1 exists only inside an entry point (inputs are "
+                       << "f32 or i32)";
     return failure();
   }
   SymShape shape = shapeOf(type);
@@ -24,9 +33,10 @@ static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index) {
     if (names && i < names.size())
       name = names[i].dyn_cast<StringAttr>();
     if (!name || name.getValue().empty()) {
-      func.emitError() << "input #" << index << " of '" << func.getName()
-                              << "' has an unnamed dynamic dimension " << i
-                              << " (set the '" << kDimsAttr << "' argument attribute)";
+      if (emitErrors)
+        func.emitError() << "input #" << index << " of '" << func.getName()
+                         << "' has an unnamed dynamic dimension " << i << " (set the '"
+                         << kDimsAttr << "' argument attribute)";
       return failure();
     }
     dim = SymDim::named(name.getValue().str());
@@ -34,10 +44,10 @@ static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index) {
   return shape;
 }
 
-FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func) {
+FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErrors) {
   SymbolicShapeMap shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    FailureOr<SymShape> shape = argumentShape(func, i);
+    FailureOr<SymShape> shape = argumentShape(func, i, emitErrors);
     if (failed(shape))
       return failure();
     shapes[func.getArgument(i)] = *shape;
@@ -59,7 +69,8 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func) {
       operands.push_back(shapes.lookup(v));
     ShapeResult inferred = iface.inferSymbolicShape(operands);
     if (!inferred.succeeded()) {
-      op->emitOpError() << inferred.error;
+      if (emitErrors)
+        op->emitOpError() << inferred.error;
       return WalkResult::interrupt();
     }
     // A static size in the declared type is authoritative.

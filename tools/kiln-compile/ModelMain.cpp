@@ -3,7 +3,8 @@
 // A model file registers its build function with KILN_MODEL; linked with this file it
 // becomes NAME-gen, which builds the model, runs the pass pipeline and compiles
 // OUTDIR/NAME.so. Like the Toy tutorial's driver, every stage can be printed instead
-// (--emit=mlir|fused|manifest), which is what makes each stage testable.
+// (--emit=mlir|fused|manifest, or as a Graphviz picture with --emit=dot|dot-unfused),
+// which is what makes each stage testable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/ViewOpGraph.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -23,7 +25,7 @@ using namespace mlir;
 
 namespace {
 
-enum class Emit { Library, Mlir, Fused, Manifest, Stmt };
+enum class Emit { Library, Mlir, Fused, Manifest, Stmt, Dot, DotUnfused };
 
 struct Options {
   std::string outputDir;
@@ -33,13 +35,15 @@ struct Options {
   Emit emit = Emit::Library;
   std::string kernelsDir;
   std::string name;
+  bool fusionRemarks = false;
   bool help = false;
 };
 
 void printUsage(llvm::raw_ostream &os, llvm::StringRef program) {
   os << "usage: " << program
      << " -o OUTDIR [--target=host|host-cuda|<halide target>]\n"
-        "       [--emit=mlir|fused|manifest|stmt] [--kernels-dir DIR] [--name NAME]\n\n"
+        "       [--emit=mlir|fused|manifest|stmt|dot|dot-unfused] [--fusion-remarks]\n"
+        "       [--kernels-dir DIR] [--name NAME]\n\n"
         "Compiles the model of this program to OUTDIR/NAME.so.\n\n"
         "  -o OUTDIR           where NAME.so goes (created if missing)\n"
         "  --target=T          'host' (default), 'host-cuda', or a Halide target string\n"
@@ -48,6 +52,11 @@ void printUsage(llvm::raw_ostream &os, llvm::StringRef program) {
         "  --emit=manifest     print the manifest the library would embed, then stop\n"
         "  --emit=stmt         compile as usual and also write each kernel's Halide\n"
         "                      statement file next to its object\n"
+        "  --emit=dot          print the graph after the pass pipeline as Graphviz DOT\n"
+        "                      (| dot -Tsvg > NAME.svg), then stop\n"
+        "  --emit=dot-unfused  the same graph from the pipeline without attention fusion\n"
+        "  --fusion-remarks    say on stderr, at its line of the model, why each softmax\n"
+        "                      was not fused into kiln.attention\n"
         "  --kernels-dir DIR   where kernel objects go (default OUTDIR/NAME.kernels)\n"
         "  --name NAME         the library's name (default: the model's name)\n";
 }
@@ -60,6 +69,10 @@ std::optional<Options> parseArguments(int argc, char **argv, llvm::StringRef pro
     llvm::StringRef arg = argv[i];
     if (arg == "-h" || arg == "--help" || arg == "-help") {
       options.help = true;
+      continue;
+    }
+    if (arg == "--fusion-remarks" || arg == "-fusion-remarks") {
+      options.fusionRemarks = true;
       continue;
     }
     llvm::StringRef key = arg, value;
@@ -102,18 +115,34 @@ std::optional<Options> parseArguments(int argc, char **argv, llvm::StringRef pro
     options.emit = Emit::Manifest;
   else if (emit == "stmt")
     options.emit = Emit::Stmt;
+  else if (emit == "dot")
+    options.emit = Emit::Dot;
+  else if (emit == "dot-unfused")
+    options.emit = Emit::DotUnfused;
   else if (!emit.empty()) {
     llvm::errs() << program << ": error: unknown --emit value '" << emit
-                 << "' (expected mlir, fused, manifest or stmt)\n";
+                 << "' (expected mlir, fused, manifest, stmt, dot or dot-unfused)\n";
     return std::nullopt;
   }
   return options;
 }
 
+/// The model file's line in `loc`: itself, or the first of a fused location (a fused op
+/// points at every line it came from).
+FileLineColLoc fileLocation(Location loc) {
+  if (auto fused = loc.dyn_cast<FusedLoc>()) {
+    for (Location part : fused.getLocations())
+      if (FileLineColLoc inner = fileLocation(part))
+        return inner;
+    return {};
+  }
+  return loc.dyn_cast<FileLineColLoc>();
+}
+
 /// Prints diagnostics as compilers do: "model.cpp:12:5: error: ...", then any notes.
 void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic &diag) {
   auto print = [&](Location loc, llvm::StringRef severity, llvm::StringRef message) {
-    if (auto fileLoc = loc.dyn_cast<FileLineColLoc>())
+    if (FileLineColLoc fileLoc = fileLocation(loc))
       os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
          << fileLoc.getColumn();
     else if (auto nameLoc = loc.dyn_cast<NameLoc>())
@@ -124,6 +153,7 @@ void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic 
   };
   const char *severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
                          : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"
+                         : diag.getSeverity() == DiagnosticSeverity::Remark  ? "remark"
                                                                              : "note";
   print(diag.getLocation(), severity, diag.str());
   for (Diagnostic &note : diag.getNotes())
@@ -177,13 +207,22 @@ int main(int argc, char **argv) {
     return 0;
   }
   PassManager pm(&model.context());
-  kiln::buildDefaultPipeline(pm);
+  kiln::PipelineOptions pipelineOptions;
+  pipelineOptions.fuseAttention = options->emit != Emit::DotUnfused;
+  pipelineOptions.fusionRemarks = options->fusionRemarks;
+  kiln::buildDefaultPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return 1;
   if (options->emit == Emit::Fused) {
     module.print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
+  }
+  if (options->emit == Emit::Dot || options->emit == Emit::DotUnfused) {
+    // MLIR's op-graph printer: one node per op, edges along the data flow.
+    PassManager dot(&model.context());
+    dot.addPass(createPrintOpGraphPass(llvm::outs()));
+    return failed(dot.run(module)) ? 1 : 0;
   }
 
   namespace hb = kiln::halide_backend;

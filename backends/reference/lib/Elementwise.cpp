@@ -33,6 +33,30 @@ llvm::Expected<HostTensor> kiln::reference::mul(const HostTensor &lhs,
   return broadcastBinary(lhs, rhs, [](float a, float b) { return a * b; });
 }
 
+llvm::Expected<HostTensor> kiln::reference::div(const HostTensor &lhs,
+                                                const HostTensor &rhs) {
+  return broadcastBinary(lhs, rhs, [](float a, float b) { return a / b; });
+}
+
+llvm::Expected<HostTensor> kiln::reference::maskedFill(const HostTensor &input,
+                                                       const HostTensor &mask, float value) {
+  llvm::Expected<Shape> shape = broadcastShapes(input.shape, mask.shape);
+  if (!shape)
+    return shape.takeError();
+  if (*shape != input.shape)
+    return makeError("masked_fill mask " + shapeToString(mask.shape) +
+                     " would enlarge the input " + shapeToString(input.shape));
+  Shape maskStrides = broadcastStrides(mask.shape, shape->size());
+  HostTensor out = input;
+  int64_t i = 0;
+  forEachIndex(*shape, [&](llvm::ArrayRef<int64_t> index) {
+    if (mask.i32[dot(index, maskStrides)] != 0)
+      out.f32[i] = value;
+    ++i;
+  });
+  return out;
+}
+
 HostTensor kiln::reference::scale(const HostTensor &input, float factor) {
   HostTensor out = input;
   for (float &x : out.f32)

@@ -1,8 +1,9 @@
 //===- Embedding.cpp - Reference embeddings, positions and masks ----------===//
 //
 // The inputs side of an encoder-decoder: token embeddings, positions and their
-// sinusoidal encodings, and the additive masks (0 to keep, -inf to mask) that attention
-// adds to its scores. Ops that take a `like` operand read only its shape.
+// sinusoidal encodings, and the masks of attention: additive (0 to keep, -inf to mask,
+// added to the scores) or boolean (1 = masked, for masked_fill). Ops that take a `like`
+// operand read only its shape.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,37 +64,43 @@ llvm::Expected<HostTensor> kiln::reference::sinusoid(const HostTensor &positions
   return out;
 }
 
+/// A [rows, cols] mask, additive or boolean, masked where `masked(r, c)`.
+template <typename Pred>
+static HostTensor makeMask(int64_t rows, int64_t cols, bool boolean, Pred masked) {
+  HostTensor out = boolean ? HostTensor::ints({rows, cols}) : HostTensor::floats({rows, cols});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) {
+      bool m = masked(r, c);
+      if (boolean)
+        out.i32[r * cols + c] = m ? 1 : 0;
+      else
+        out.f32[r * cols + c] = m ? -inf : 0.0f;
+    }
+  return out;
+}
+
 llvm::Expected<HostTensor> kiln::reference::paddingMask(const HostTensor &lengths,
                                                         const HostTensor &like,
-                                                        int64_t axis) {
+                                                        int64_t axis, bool boolean) {
   if (lengths.shape.size() != 1)
     return makeError("padding_mask lengths must have rank 1, got " +
                      shapeToString(lengths.shape));
   llvm::Expected<AxisLines> lines = axisLines(like.shape, axis, "padding_mask");
   if (!lines)
     return lines.takeError();
-  int64_t batch = lengths.shape[0], keys = lines->length;
-  HostTensor out = HostTensor::floats({batch, keys});
-  const float inf = std::numeric_limits<float>::infinity();
   // A length beyond the keys masks nothing, a negative one everything; an input's
   // kiln.bounds is where such lengths are rejected.
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t j = 0; j < keys; ++j)
-      out.f32[b * keys + j] = j < lengths.i32[b] ? 0.0f : -inf;
-  return out;
+  return makeMask(lengths.shape[0], lines->length, boolean,
+                  [&](int64_t b, int64_t j) { return j >= lengths.i32[b]; });
 }
 
 llvm::Expected<HostTensor> kiln::reference::causalMask(const HostTensor &like,
-                                                       int64_t axis) {
+                                                       int64_t axis, bool boolean) {
   llvm::Expected<AxisLines> lines = axisLines(like.shape, axis, "causal_mask");
   if (!lines)
     return lines.takeError();
-  int64_t n = lines->length;
-  HostTensor out = HostTensor::floats({n, n});
-  const float inf = std::numeric_limits<float>::infinity();
   // Query i sees keys 0..i.
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j)
-      out.f32[i * n + j] = j <= i ? 0.0f : -inf;
-  return out;
+  int64_t n = lines->length;
+  return makeMask(n, n, boolean, [](int64_t i, int64_t j) { return j > i; });
 }

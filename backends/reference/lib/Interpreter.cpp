@@ -35,6 +35,11 @@ static std::vector<int64_t> toI64s(ArrayAttr array) {
   return values;
 }
 
+/// Whether `type` is a tensor of i1, held as 0/1 in an i32 host tensor.
+static bool isBoolean(Type type) {
+  return type.cast<ShapedType>().getElementType().isInteger(1);
+}
+
 /// The one place that knows which kernel evaluates which op.
 static llvm::Expected<HostTensor> evaluateOp(Operation *op,
                                              llvm::ArrayRef<const HostTensor *> args) {
@@ -45,6 +50,25 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       })
       .Case<AddOp>([&](AddOp) -> Result { return add(*args[0], *args[1]); })
       .Case<MulOp>([&](MulOp) -> Result { return mul(*args[0], *args[1]); })
+      .Case<DivOp>([&](DivOp) -> Result { return div(*args[0], *args[1]); })
+      .Case<ConstantOp>([&](ConstantOp c) -> Result {
+        auto type = c.getType().cast<RankedTensorType>();
+        std::vector<float> data;
+        for (float x : c.value().getValues<float>())
+          data.push_back(x);
+        return HostTensor::floats(type.getShape().vec(), std::move(data));
+      })
+      .Case<MaskedFillOp>([&](MaskedFillOp m) -> Result {
+        return maskedFill(*args[0], *args[1], m.value().convertToFloat());
+      })
+      .Case<AttentionOp>([&](AttentionOp a) -> Result {
+        AttentionAttributes attributes;
+        attributes.scale = a.scale().convertToFloat();
+        attributes.causal = a.causal();
+        attributes.maskedRowValue = a.masked_row_value().convertToFloat();
+        const HostTensor *mask = args.size() > 3 ? args[3] : nullptr;
+        return attention(*args[0], *args[1], *args[2], mask, attributes);
+      })
       .Case<ScaleOp>([&](ScaleOp s) -> Result {
         return scale(*args[0], s.factor().convertToFloat());
       })
@@ -86,10 +110,11 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
         return sinusoid(*args[0], s.getType().cast<RankedTensorType>().getShape().back());
       })
       .Case<PaddingMaskOp>([&](PaddingMaskOp p) -> Result {
-        return paddingMask(*args[0], *args[1], static_cast<int64_t>(p.axis()));
+        return paddingMask(*args[0], *args[1], static_cast<int64_t>(p.axis()),
+                           isBoolean(p.getType()));
       })
       .Case<CausalMaskOp>([&](CausalMaskOp c) -> Result {
-        return causalMask(*args[0], static_cast<int64_t>(c.axis()));
+        return causalMask(*args[0], static_cast<int64_t>(c.axis()), isBoolean(c.getType()));
       })
       .Default([&](Operation *) -> Result {
         return makeError("is not supported by the reference interpreter");
@@ -97,15 +122,22 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
 }
 
 /// Checks that `t` can be a value of `type`: element type, rank, static sizes and the
-/// amount of data. `what` names the value for the message ("input 'x'").
-static llvm::Error checkAgainstType(const HostTensor &t, Type type,
-                                    const std::string &what) {
+/// amount of data. `what` names the value for the message ("input 'x'"). i1 (boolean
+/// masks, held as i32 0/1) is accepted only for values inside an entry, never for
+/// what a caller hands in.
+static llvm::Error checkAgainstType(const HostTensor &t, Type type, const std::string &what,
+                                    bool allowBoolean = false) {
   auto ranked = type.dyn_cast<RankedTensorType>();
   Type element = ranked ? ranked.getElementType() : Type();
-  if (!ranked || !(element.isF32() || element.isSignlessInteger(32)))
+  bool boolean = element && element.isInteger(1);
+  if (ranked && boolean && !allowBoolean)
+    return makeError(what + " has type " + print(type) +
+                     ": i1 (a boolean mask) exists only inside an entry point, whose "
+                     "inputs, outputs and weights are f32 or i32");
+  if (!ranked || !(element.isF32() || element.isSignlessInteger(32) || boolean))
     return makeError(what + " has type " + print(type) +
                      ", which the reference interpreter does not support");
-  if (t.isInt != element.isSignlessInteger(32))
+  if (t.isInt != (element.isSignlessInteger(32) || boolean))
     return makeError(what + " holds " + (t.isInt ? "i32" : "f32") +
                      " data but its type is " + print(type));
   bool fits = t.shape.size() == static_cast<size_t>(ranked.getRank());
@@ -265,8 +297,8 @@ llvm::Error Evaluation::evaluate(Operation *op) {
   if (!result)
     return makeError(where + ": " + llvm::toString(result.takeError()));
   // Dynamic sizes that contradict a static size further down surface here.
-  if (llvm::Error e =
-          checkAgainstType(*result, op->getResult(0).getType(), where + " result"))
+  if (llvm::Error e = checkAgainstType(*result, op->getResult(0).getType(),
+                                       where + " result", /*allowBoolean=*/true))
     return e;
   values[op->getResult(0)] = std::move(*result);
   return llvm::Error::success();

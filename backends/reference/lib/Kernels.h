@@ -1,10 +1,12 @@
 //===- Kernels.h - The reference interpreter's op kernels -------*- C++ -*-===//
 //
 // One function per kiln op, over host tensors and the op's attributes only, so that a
-// kernel can be read (and checked) without knowing MLIR. Operands have already been
-// matched against the op's declared types; what a kernel still checks is what only the
-// run-time sizes of dynamic dimensions can break (broadcasting, contraction sizes,
-// element counts). Errors say what is wrong; the interpreter adds which op it was.
+// kernel can be read (and checked) without knowing MLIR. Boolean (i1) values, the masks
+// that never leave an entry point, are held as i32 tensors of 0 and 1. Operands have
+// already been matched against the op's declared types; what a kernel still checks is
+// what only the run-time sizes of dynamic dimensions can break (broadcasting,
+// contraction sizes, element counts). Errors say what is wrong; the interpreter adds
+// which op it was.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +70,10 @@ llvm::Expected<AxisLines> axisLines(llvm::ArrayRef<int64_t> shape, int64_t axis,
 // Elementwise.cpp
 llvm::Expected<HostTensor> add(const HostTensor &lhs, const HostTensor &rhs);
 llvm::Expected<HostTensor> mul(const HostTensor &lhs, const HostTensor &rhs);
+llvm::Expected<HostTensor> div(const HostTensor &lhs, const HostTensor &rhs);
+/// `value` where the boolean `mask` (broadcast to the input, never enlarging it) is 1.
+llvm::Expected<HostTensor> maskedFill(const HostTensor &input, const HostTensor &mask,
+                                      float value);
 HostTensor scale(const HostTensor &input, float factor);
 HostTensor relu(const HostTensor &input);
 HostTensor gelu(const HostTensor &input);
@@ -99,9 +105,24 @@ llvm::Expected<HostTensor> concat(llvm::ArrayRef<const HostTensor *> inputs,
 llvm::Expected<HostTensor> embedding(const HostTensor &table, const HostTensor &ids);
 llvm::Expected<HostTensor> range(const HostTensor &like, int64_t axis);
 llvm::Expected<HostTensor> sinusoid(const HostTensor &positions, int64_t dim);
+/// Additive (0 / -inf) masks, or boolean ones (1 = masked) when `boolean` is set.
 llvm::Expected<HostTensor> paddingMask(const HostTensor &lengths, const HostTensor &like,
-                                       int64_t axis);
-llvm::Expected<HostTensor> causalMask(const HostTensor &like, int64_t axis);
+                                       int64_t axis, bool boolean = false);
+llvm::Expected<HostTensor> causalMask(const HostTensor &like, int64_t axis,
+                                      bool boolean = false);
+
+// Attention.cpp
+/// kiln.attention's attributes.
+struct AttentionAttributes {
+  float scale = 1.0f;
+  bool causal = false;
+  float maskedRowValue = 0.0f;
+};
+/// softmax(scale * q kT + mask + causal) v, by its definition, row by row; `mask` may
+/// be null.
+llvm::Expected<HostTensor> attention(const HostTensor &query, const HostTensor &key,
+                                     const HostTensor &value, const HostTensor *mask,
+                                     const AttentionAttributes &attributes);
 
 } // namespace kiln::reference
 

@@ -593,3 +593,131 @@ func @bounds_unknown_name(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
 func @bounds_empty(%x: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["5", "4"]}) -> tensor<?xi32> {
   kiln.return %x : tensor<?xi32>
 }
+
+// -----
+
+func @div_broadcast_mismatch(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.div' op shapes [2, 3] and [4] do not broadcast: 3 vs 4}}
+  %0 = kiln.div %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @constant_of_ints() -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.constant' op attribute 'value' failed to satisfy constraint: 32-bit float elements attribute}}
+  %0 = kiln.constant dense<[1, 2]> : tensor<2xi32>
+  kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
+func @masked_fill_float_mask(%x: tensor<2x3xf32>, %m: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'kiln.masked_fill' op operand #1 must be ranked tensor of 1-bit signless integer values}}
+  %0 = kiln.masked_fill %x, %m {value = 0xFF800000 : f32} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  kiln.return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func @masked_fill_mask_enlarges(%x: tensor<1x3xf32>, %m: tensor<2x3xi1>) -> tensor<1x3xf32> {
+  // expected-error @+1 {{'kiln.masked_fill' op masked_fill mask [2, 3] does not broadcast to the input [1, 3]}}
+  %0 = kiln.masked_fill %x, %m {value = 0.0 : f32} : (tensor<1x3xf32>, tensor<2x3xi1>) -> tensor<1x3xf32>
+  kiln.return %0 : tensor<1x3xf32>
+}
+
+// -----
+
+func @boolean_parameter() -> tensor<4xi1> {
+  // expected-error @+1 {{'kiln.parameter' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer values}}
+  %0 = kiln.parameter "m" : tensor<4xi1>
+  kiln.return %0 : tensor<4xi1>
+}
+
+// -----
+
+func @boolean_output(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xi1> {
+  %0 = kiln.padding_mask %l, %x {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
+  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer values}}
+  kiln.return %0 : tensor<?x?xi1>
+}
+
+// -----
+
+func @attention_rank_two(%q: tensor<5x4xf32>) -> tensor<5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op attention needs q, k and v of one rank >= 3 ([..., T, d]), got q [5, 4], k [5, 4] and v [5, 4]}}
+  %0 = kiln.attention %q, %q, %q {scale = 1.0 : f32} : (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
+  kiln.return %0 : tensor<5x4xf32>
+}
+
+// -----
+
+func @attention_ranks_differ(%q: tensor<2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{attention needs q, k and v of one rank >= 3}}
+  %0 = kiln.attention %q, %q, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func @attention_head_dims(%q: tensor<2x5x4xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x3xf32>) -> tensor<2x5x3xf32> {
+  // expected-error @+1 {{'kiln.attention' op attention head dimensions differ: q [2, 5, 4] has 4, k [2, 7, 8] has 8}}
+  %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x7x8xf32>, tensor<2x7x3xf32>) -> tensor<2x5x3xf32>
+  kiln.return %0 : tensor<2x5x3xf32>
+}
+
+// -----
+
+func @attention_keys_and_values(%q: tensor<2x5x4xf32>, %k: tensor<2x7x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x5x3xf32> {
+  // expected-error @+1 {{'kiln.attention' op attention keys and values differ in number: k [2, 7, 4] has 7, v [2, 6, 3] has 6}}
+  %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x6x3xf32>) -> tensor<2x5x3xf32>
+  kiln.return %0 : tensor<2x5x3xf32>
+}
+
+// -----
+
+func @attention_batch(%q: tensor<2x5x4xf32>, %k: tensor<3x7x4xf32>, %v: tensor<3x7x4xf32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op attention batch dimensions: shapes [2] and [3] do not broadcast: 2 vs 3}}
+  %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<3x7x4xf32>, tensor<3x7x4xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func @attention_mask_enlarges(%q: tensor<1x5x4xf32>, %m: tensor<3x1x5xf32>) -> tensor<1x5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op attention mask [3, 1, 5] does not broadcast to the scores [1, 5, 5] ([..., Tq, Tk])}}
+  %0 = kiln.attention %q, %q, %q, %m {scale = 1.0 : f32} : (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<3x1x5xf32>) -> tensor<1x5x4xf32>
+  kiln.return %0 : tensor<1x5x4xf32>
+}
+
+// -----
+
+func @attention_mask_keys(%q: tensor<2x5x4xf32>, %m: tensor<2x1x6xf32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{attention mask [2, 1, 6] does not broadcast to the scores [2, 5, 5]}}
+  %0 = kiln.attention %q, %q, %q, %m {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x1x6xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func @attention_result_shape(%q: tensor<2x5x4xf32>, %v: tensor<2x5x3xf32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op result type 'tensor<2x5x4xf32>' does not match the inferred shape [2, 5, 3]}}
+  %0 = kiln.attention %q, %q, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x3xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func @attention_int_operand(%q: tensor<2x5x4xf32>, %k: tensor<2x5x4xi32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op operand #1 must be ranked tensor of 32-bit float values}}
+  %0 = kiln.attention %q, %k, %q {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xi32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+func @attention_without_scale(%q: tensor<2x5x4xf32>) -> tensor<2x5x4xf32> {
+  // expected-error @+1 {{'kiln.attention' op requires attribute 'scale'}}
+  %0 = kiln.attention %q, %q, %q : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+  kiln.return %0 : tensor<2x5x4xf32>
+}

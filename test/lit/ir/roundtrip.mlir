@@ -151,3 +151,47 @@ func @slice_and_concat(%x: tensor<?x?x512xf32>, %prefix: tensor<?x?xi32>, %next:
   %one = kiln.concat %next {axis = 0 : i64} : (tensor<?x1xi32>) -> tensor<?x1xi32>
   kiln.return %ys : tensor<?x?xi32>
 }
+
+// CHECK-LABEL: func @div_constant_and_masked_fill
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x?x?xf32>, %[[LEN:.+]]: tensor<?xi32>, %[[IDS:.+]]: tensor<?x?xi32>)
+// CHECK: %[[C:.+]] = kiln.constant dense<8.000000e+00> : tensor<f32>
+// CHECK: kiln.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: %[[D:.+]] = kiln.div %[[X]], %[[C]] : (tensor<?x8x?x?xf32>, tensor<f32>) -> tensor<?x8x?x?xf32>
+// CHECK: %[[PM:.+]] = kiln.padding_mask %[[LEN]], %[[IDS]] {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
+// CHECK: %[[M:.+]] = kiln.reshape %[[PM]] {shape = [0, 1, 1, -1]} : (tensor<?x?xi1>) -> tensor<?x1x1x?xi1>
+// CHECK: %[[CM:.+]] = kiln.causal_mask %[[IDS]] {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xi1>
+// CHECK: kiln.transpose %[[CM]] {permutation = [1, 0]} : (tensor<?x?xi1>) -> tensor<?x?xi1>
+// CHECK: %[[F:.+]] = kiln.masked_fill %[[D]], %[[M]] {value = 0xFF800000 : f32} : (tensor<?x8x?x?xf32>, tensor<?x1x1x?xi1>) -> tensor<?x8x?x?xf32>
+// CHECK: kiln.masked_fill %[[F]], %[[CM]] {value = -1.000000e+09 : f32} : (tensor<?x8x?x?xf32>, tensor<?x?xi1>) -> tensor<?x8x?x?xf32>
+func @div_constant_and_masked_fill(%x: tensor<?x8x?x?xf32>, %len: tensor<?xi32>, %ids: tensor<?x?xi32>)
+    -> tensor<?x8x?x?xf32> {
+  %c = kiln.constant dense<8.0> : tensor<f32>
+  %w = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %d = kiln.div %x, %c : (tensor<?x8x?x?xf32>, tensor<f32>) -> tensor<?x8x?x?xf32>
+  %pm = kiln.padding_mask %len, %ids {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
+  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xi1>) -> tensor<?x1x1x?xi1>
+  %cm = kiln.causal_mask %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xi1>
+  %t = kiln.transpose %cm {permutation = [1, 0]} : (tensor<?x?xi1>) -> tensor<?x?xi1>
+  %f = kiln.masked_fill %d, %m {value = 0xFF800000 : f32}
+      : (tensor<?x8x?x?xf32>, tensor<?x1x1x?xi1>) -> tensor<?x8x?x?xf32>
+  %g = kiln.masked_fill %f, %cm {value = -1.0e9 : f32}
+      : (tensor<?x8x?x?xf32>, tensor<?x?xi1>) -> tensor<?x8x?x?xf32>
+  kiln.return %g : tensor<?x8x?x?xf32>
+}
+
+// CHECK-LABEL: func @attention
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x8x?x64xf32>, %[[K:.+]]: tensor<?x8x?x64xf32>, %[[V:.+]]: tensor<?x8x?x32xf32>, %[[M:.+]]: tensor<?x1x1x?xf32>, %[[X:.+]]: tensor<?x?x16xf32>)
+// CHECK: kiln.attention %[[Q]], %[[K]], %[[V]], %[[M]] {scale = 1.250000e-01 : f32} : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x32xf32>, tensor<?x1x1x?xf32>) -> tensor<?x8x?x32xf32>
+// CHECK: kiln.attention %[[Q]], %[[K]], %[[V]] {causal = true, masked_row_value = 0x7FC00000 : f32, scale = 1.250000e-01 : f32} : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x32xf32>) -> tensor<?x8x?x32xf32>
+// CHECK: kiln.attention %[[X]], %[[X]], %[[X]] {scale = 2.500000e-01 : f32} : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+func @attention(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?x8x?x32xf32>,
+                %m: tensor<?x1x1x?xf32>, %x: tensor<?x?x16xf32>) -> tensor<?x8x?x32xf32> {
+  %0 = kiln.attention %q, %k, %v, %m {scale = 0.125 : f32}
+      : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x32xf32>, tensor<?x1x1x?xf32>)
+      -> tensor<?x8x?x32xf32>
+  %1 = kiln.attention %q, %k, %v {scale = 0.125 : f32, causal = true, masked_row_value = 0x7FC00000 : f32}
+      : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x32xf32>) -> tensor<?x8x?x32xf32>
+  %2 = kiln.attention %x, %x, %x {scale = 0.25 : f32}
+      : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
+  kiln.return %0 : tensor<?x8x?x32xf32>
+}

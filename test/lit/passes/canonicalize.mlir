@@ -199,3 +199,22 @@ func @dynamic_reshape_stays(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
   %0 = kiln.reshape %x {shape = [-1, 4]} : (tensor<?x?xf32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// kiln.constant folds to its value, so equal constants merge (the dialect materializes
+// the kept one) and an unused one goes.
+// CHECK-LABEL: func @equal_constants_merge
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[C:.+]] = kiln.constant dense<8.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[A:.+]] = kiln.div %[[X]], %[[C]]
+// CHECK-NEXT: %[[B:.+]] = kiln.div %[[A]], %[[C]]
+// CHECK-NEXT: kiln.return %[[B]]
+func @equal_constants_merge(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c1 = kiln.constant dense<8.0> : tensor<f32>
+  %c2 = kiln.constant dense<8.0> : tensor<f32>
+  %unused = kiln.constant dense<1.0> : tensor<2xf32>
+  %a = kiln.div %x, %c1 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %b = kiln.div %a, %c2 : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  kiln.return %b : tensor<4xf32>
+}

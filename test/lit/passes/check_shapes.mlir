@@ -127,3 +127,12 @@ func @masks_and_positions_agree(%ids: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
   %0 = kiln.add %m3, %c : (tensor<?x1x?xf32>, tensor<?x?xf32>) -> tensor<?x?x?xf32>
   kiln.return %0 : tensor<?x?x?xf32>
 }
+
+// -----
+
+// Negative: a boolean input. Masks are made inside an entry; the runtime has no i1.
+// expected-error @+1 {{input #0 of 'boolean_input' has type 'tensor<4xi1>'; i1 exists only inside an entry point (inputs are f32 or i32)}}
+func @boolean_input(%m: tensor<4xi1>) -> tensor<4xf32> {
+  %0 = kiln.constant dense<0.0> : tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}

@@ -1,5 +1,12 @@
-// The pipeline every model goes through: shape checks, then folding, CSE and DCE.
-// RUN: kiln-opt %s --split-input-file --kiln-default-pipeline --verify-diagnostics | FileCheck %s
+// The pipeline every model goes through: shape checks, folding, attention fusion, then
+// CSE and DCE; here with fusion remarks on, as `NAME-gen --fusion-remarks` runs it.
+// RUN: kiln-opt %s --split-input-file --kiln-default-pipeline=fusion-remarks=1 --verify-diagnostics | FileCheck %s
+// Without the option, the same pipeline says nothing about unfused softmaxes; the shape
+// error below still fails it (hence `not`).
+// RUN: not kiln-opt %s --split-input-file --kiln-default-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET
+// QUIET-NOT: remark
+// QUIET: 'kiln.add' op shapes [S, 4] and [T, 4] do not broadcast
+// QUIET-NOT: remark
 
 // Duplicate parameters merge (CSE), dead ops go (DCE), the scale chain merges and the
 // head split/merge transposes cancel.
@@ -54,4 +61,51 @@ func @mismatched_sequences(%a: tensor<?x4xf32> {kiln.dims = ["S", ""]},
   // expected-error @+1 {{'kiln.add' op shapes [S, 4] and [T, 4] do not broadcast: S vs T}}
   %0 = kiln.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
   kiln.return %0 : tensor<?x4xf32>
+}
+
+// -----
+
+// Two attention layers on a boolean padding mask. Canonicalization merges each layer's
+// two scales before the fusion reads them; the fusion rebuilds the mask in additive form
+// once per layer, and CSE merges the two copies.
+// CHECK-LABEL: func @two_attention_layers
+// CHECK-SAME: (%[[X:.+]]: tensor<?x2x?x4xf32> {{.*}}, %[[LEN:.+]]: tensor<?xi32> {{.*}})
+// CHECK-NEXT: %[[PM:.+]] = kiln.padding_mask %[[LEN]], %[[X]] {axis = 2 : i64} : (tensor<?xi32>, tensor<?x2x?x4xf32>) -> tensor<?x?xf32>
+// CHECK-NEXT: %[[M:.+]] = kiln.reshape %[[PM]] {shape = [0, 1, 1, -1]} : (tensor<?x?xf32>) -> tensor<?x1x1x?xf32>
+// CHECK-NEXT: %[[A:.+]] = kiln.attention %[[X]], %[[X]], %[[X]], %[[M]] {scale = 1.250000e-01 : f32}
+// CHECK-NEXT: %[[B:.+]] = kiln.attention %[[A]], %[[A]], %[[A]], %[[M]] {scale = 1.250000e-01 : f32}
+// CHECK-NEXT: kiln.return %[[B]]
+func @two_attention_layers(%x: tensor<?x2x?x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "S", ""]},
+                           %len: tensor<?xi32> {kiln.name = "len", kiln.dims = ["B"]}) -> tensor<?x2x?x4xf32> {
+  %pm = kiln.padding_mask %len, %x {axis = 2 : i64} : (tensor<?xi32>, tensor<?x2x?x4xf32>) -> tensor<?x?xi1>
+  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xi1>) -> tensor<?x1x1x?xi1>
+  %s1 = kiln.matmul %x, %x {transpose_rhs = true} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %c1 = kiln.scale %s1 {factor = 0.5 : f32} : tensor<?x2x?x?xf32>
+  %d1 = kiln.scale %c1 {factor = 0.25 : f32} : tensor<?x2x?x?xf32>
+  %f1 = kiln.masked_fill %d1, %m {value = 0xFF800000 : f32} : (tensor<?x2x?x?xf32>, tensor<?x1x1x?xi1>) -> tensor<?x2x?x?xf32>
+  %p1 = kiln.softmax %f1 {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o1 = kiln.matmul %p1, %x : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %s2 = kiln.matmul %o1, %o1 {transpose_rhs = true} : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x?xf32>
+  %c2 = kiln.scale %s2 {factor = 0.5 : f32} : tensor<?x2x?x?xf32>
+  %d2 = kiln.scale %c2 {factor = 0.25 : f32} : tensor<?x2x?x?xf32>
+  %f2 = kiln.masked_fill %d2, %m {value = 0xFF800000 : f32} : (tensor<?x2x?x?xf32>, tensor<?x1x1x?xi1>) -> tensor<?x2x?x?xf32>
+  %p2 = kiln.softmax %f2 {axis = 3 : i64} : tensor<?x2x?x?xf32>
+  %o2 = kiln.matmul %p2, %o1 : (tensor<?x2x?x?xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %o2 : tensor<?x2x?x4xf32>
+}
+
+// -----
+
+// Negative: the attention weights are an output too, so the layer stays unfused, and
+// the remark says so at the softmax.
+// CHECK-LABEL: func @weights_are_an_output
+// CHECK: kiln.softmax
+// CHECK-NOT: kiln.attention
+func @weights_are_an_output(%x: tensor<2x2x5x4xf32> {kiln.name = "x"})
+    -> (tensor<2x2x5x4xf32>, tensor<2x2x5x5xf32>) {
+  %s = kiln.matmul %x, %x {transpose_rhs = true} : (tensor<2x2x5x4xf32>, tensor<2x2x5x4xf32>) -> tensor<2x2x5x5xf32>
+  // expected-remark @+1 {{kiln.softmax not fused into kiln.attention: the attention weights (the softmax's result) have another use}}
+  %p = kiln.softmax %s {axis = 3 : i64} : tensor<2x2x5x5xf32>
+  %o = kiln.matmul %p, %x : (tensor<2x2x5x5xf32>, tensor<2x2x5x4xf32>) -> tensor<2x2x5x4xf32>
+  kiln.return %o, %p : tensor<2x2x5x4xf32>, tensor<2x2x5x5xf32>
 }

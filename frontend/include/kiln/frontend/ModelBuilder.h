@@ -125,8 +125,9 @@ public:
   void error(std::source_location loc, const std::string &message);
   bool hasErrors() const { return !errors_.empty(); }
   /// Checks that all operands are valid tensors of one entry and points the op builder at
-  /// the end of that entry's body. Returns false (recording an error only if the
-  /// operands are valid but mixed) when the op must not be built.
+  /// the end of that entry's body (with no operands: the entry declared last). Returns
+  /// false (recording an error only if the operands are valid but mixed, or there is no
+  /// entry) when the op must not be built.
   bool prepareOperands(llvm::ArrayRef<Tensor> operands, std::source_location loc);
   mlir::OpBuilder &opBuilder() { return *opBuilder_; }
   /// Wraps the result of a built op.

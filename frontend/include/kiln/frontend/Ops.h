@@ -19,6 +19,14 @@ Tensor matmul(Operand lhs, Operand rhs, bool transposeLhs = false,
               bool transposeRhs = false, SourceLoc loc = SourceLoc::current());
 Tensor add(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 Tensor mul(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
+Tensor div(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
+/// A scalar f32 constant (rank 0, broadcasting against anything), e.g. the sqrt(d_k)
+/// that scores are divided by. An op without operands goes into the entry declared last.
+Tensor constant(ModelBuilder &m, float value, SourceLoc loc = SourceLoc::current());
+/// An f32 constant of static `shape`: one value per element (row-major), or a single
+/// value for every element.
+Tensor constant(ModelBuilder &m, std::vector<int64_t> shape, std::vector<float> values,
+                SourceLoc loc = SourceLoc::current());
 Tensor scale(Operand input, float factor, SourceLoc loc = SourceLoc::current());
 Tensor relu(Operand input, SourceLoc loc = SourceLoc::current());
 /// Softmax along `axis`; negative counts from the end.
@@ -54,24 +62,35 @@ Tensor concat(const std::vector<Tensor> &inputs, int64_t axis,
 
 // -- Embeddings, positions and masks --
 
+/// How a mask says "masked": an additive f32 tensor (0 kept, -inf masked; add it to
+/// the scores) or a boolean one (true masked; for maskedFill).
+enum class MaskForm { Additive, Boolean };
+
 /// Rows of `table` [V, D] for i32 `ids` [...]: [..., D].
 Tensor embedding(Operand table, Operand ids, SourceLoc loc = SourceLoc::current());
 /// The i32 positions 0..N-1 where N = like.dim(axis) (only the shape of `like` is read).
 Tensor positions(Operand like, int64_t axis, SourceLoc loc = SourceLoc::current());
 /// Sinusoidal encodings of i32 `positions` [...]: [..., dim]; `dim` must be even.
 Tensor sinusoid(Operand positions, int64_t dim, SourceLoc loc = SourceLoc::current());
-/// [B, N] additive mask from i32 `lengths` [B]: 0 for key j < lengths[b], -inf after;
-/// N = like.dim(axis).
+/// [B, N] mask from i32 `lengths` [B]: key j of sequence b is masked from lengths[b]
+/// on; N = like.dim(axis).
 Tensor paddingMask(Operand lengths, Operand like, int64_t axis,
-                   SourceLoc loc = SourceLoc::current());
-/// [N, N] additive mask: 0 where key j <= query i, -inf above; N = like.dim(axis).
-Tensor causalMask(Operand like, int64_t axis, SourceLoc loc = SourceLoc::current());
+                   MaskForm form = MaskForm::Additive, SourceLoc loc = SourceLoc::current());
+/// [N, N] mask of the keys j > query i (above the diagonal); N = like.dim(axis).
+Tensor causalMask(Operand like, int64_t axis, MaskForm form = MaskForm::Additive,
+                  SourceLoc loc = SourceLoc::current());
+/// PyTorch's masked_fill: `value` where the boolean `mask` (broadcast to the input,
+/// never enlarging it) is true, the input elsewhere. Fill attention scores with -inf
+/// (not a finite -1e9) to mask them: only -inf fills fuse into kiln.attention.
+Tensor maskedFill(Operand input, Operand mask, float value,
+                  SourceLoc loc = SourceLoc::current());
 
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, float factor);
 Tensor operator/(Operand lhs, float divisor);
+Tensor operator/(Operand lhs, const Tensor &rhs);
 
 } // namespace kiln
 

@@ -22,7 +22,9 @@ namespace kiln {
 
 class ModelBuilder;
 
-enum class DType { F32, I32 };
+/// Element types. Bool (i1) is for masks built inside an entry point (true = masked);
+/// inputs, outputs and weights are F32 or I32, the dtypes a runtime buffer can have.
+enum class DType { F32, I32, Bool };
 
 /// A dimension in a DSL declaration: a static size, or a named dynamic one (`dyn("B")`).
 struct Dim {

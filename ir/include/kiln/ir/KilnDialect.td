@@ -16,7 +16,9 @@ def Kiln_Dialect : Dialect {
   let summary = "Tensor-level ops of encoder-decoder Transformers";
   let description = [{
     Values are ranked tensors of f32 (activations, weights) or i32 (token ids, lengths),
-    with static or dynamic (`?`) dimensions. Each entry point of a model is a builtin
+    with static or dynamic (`?`) dimensions; boolean masks (i1, true = masked) exist
+    only inside an entry point: the runtime's dtypes are f32, i32 and i64, so no entry
+    input, output or weight is i1. Each entry point of a model is a builtin
     `func` whose arguments carry `kiln.name` and `kiln.dims` (the names of their dynamic
     dimensions, "" for static ones) and whose results carry `kiln.name`. An i32 input may
     also carry `kiln.bounds = ["LO", "HI"]`, the inclusive range its values must lie in,
@@ -27,6 +29,8 @@ def Kiln_Dialect : Dialect {
   }];
   // Checks the form of `kiln.bounds` (SymbolicShapes.h documents it).
   let hasRegionArgAttrVerify = 1;
+  // kiln.constant, for folders and the greedy rewriter.
+  let hasConstantMaterializer = 1;
 }
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
@@ -34,6 +38,12 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
 
 def Kiln_F32Tensor : RankedTensorOf<[F32]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32]>;
-def Kiln_AnyTensor : RankedTensorOf<[F32, I32]>;
+def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+/// What crosses an entry's boundary: inputs, outputs and weights.
+def Kiln_BoundaryTensor : RankedTensorOf<[F32, I32]>;
+/// What data movement (reshape, transpose, slice, concat) carries: any value.
+def Kiln_AnyTensor : RankedTensorOf<[F32, I32, I1]>;
+/// A mask: additive f32 (0 keeps, -inf masks) or boolean i1 (true masks).
+def Kiln_MaskTensor : RankedTensorOf<[F32, I1]>;
 
 #endif // KILN_IR_KILNDIALECT_TD

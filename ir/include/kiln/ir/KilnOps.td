@@ -13,6 +13,9 @@ include "kiln/ir/KilnInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+/// A dense f32 elements attribute (MLIR 14's OpBase defines only the f64 one).
+def Kiln_F32ElementsAttr : FloatElementsAttr<32>;
+
 // `overrides` names the interface methods with a default that the op replaces
 // ("inferElementType" for ops whose result element type differs from operand 0's).
 class Kiln_ShapedOp<string mnemonic, list<Trait> traits = [],
@@ -36,7 +39,7 @@ def Kiln_ParameterOp : Kiln_Op<"parameter", [NoSideEffect]> {
     ```
   }];
   let arguments = (ins StrAttr:$name);
-  let results = (outs Kiln_AnyTensor:$result);
+  let results = (outs Kiln_BoundaryTensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let verifier = [{ return ::kiln::verifyParameter(*this); }];
 }
@@ -49,7 +52,7 @@ def Kiln_ReturnOp : Kiln_Op<"return", [NoSideEffect, Terminator,
     kiln.return %memory : tensor<?x?x512xf32>
     ```
   }];
-  let arguments = (ins Variadic<Kiln_AnyTensor>:$operands);
+  let arguments = (ins Variadic<Kiln_BoundaryTensor>:$operands);
   let assemblyFormat = "attr-dict ($operands^ `:` type($operands))?";
   let verifier = [{ return ::kiln::verifyReturn(*this); }];
 }
@@ -119,6 +122,45 @@ class Kiln_BinaryOp<string mnemonic, string formula>
 
 def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs">;
 def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs">;
+def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
+
+def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, NoSideEffect,
+    TypesMatchWith<"result and value have the same type", "value", "result", "$_self">]> {
+  let summary = "a constant f32 tensor";
+  let description = [{
+    The tensor `value` (a dense f32 elements attribute, usually a splat); its type is
+    the result type, so the shape is static. Models divide attention scores by
+    `sqrt(d_k)` written as such a constant, which kiln-fuse-attention reads.
+
+    ```mlir
+    %c = kiln.constant dense<8.0> : tensor<f32>
+    %w = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32ElementsAttr:$value);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Kiln_MaskedFillOp : Kiln_ShapedOp<"masked_fill"> {
+  let summary = "replaces the elements where a boolean mask is true by a constant";
+  let description = [{
+    `result = mask ? value : input`, elementwise, with the i1 `mask` broadcast to the
+    input's shape (it may not enlarge it), as PyTorch's `masked_fill`. `value` may be
+    `-inf` (written `0xFF800000`) or a large finite negative such as -1e9; the two differ
+    where every key of a row is masked: -inf makes the softmax of that row 0, a finite
+    value makes it uniform.
+
+    ```mlir
+    %s = kiln.masked_fill %scores, %pad {value = 0xFF800000 : f32}
+        : (tensor<?x8x?x?xf32>, tensor<?x1x1x?xi1>) -> tensor<?x8x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, Kiln_BoolTensor:$mask, F32Attr:$value);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $mask attr-dict `:` functional-type(operands, results)";
+}
 
 class Kiln_UnaryOp<string mnemonic, list<Trait> traits = []>
     : Kiln_ShapedOp<mnemonic, !listconcat(traits, [SameOperandsAndResultType])> {
@@ -359,35 +401,92 @@ def Kiln_SinusoidOp : Kiln_ShapedOp<"sinusoid", [], ["inferElementType"]> {
 }
 
 def Kiln_PaddingMaskOp : Kiln_ShapedOp<"padding_mask", [], ["inferElementType"]> {
-  let summary = "additive mask of the padded keys of each sequence";
+  let summary = "mask of the padded keys of each sequence";
   let description = [{
-    `result[b, j] = 0` where `j < lengths[b]`, `-inf` otherwise, for 0 <= j < N where N
-    is dimension `axis` of `like` (only its shape is read). Added to attention scores, it
-    masks the padding after each sequence.
+    Masks key `j` of sequence `b` where `j >= lengths[b]`, for 0 <= j < N where N is
+    dimension `axis` of `like` (only its shape is read). The result type picks the form:
+    f32 is additive (`0` kept, `-inf` masked: added to attention scores, it masks the
+    padding after each sequence); i1 is boolean (`true` = masked, for
+    `kiln.masked_fill`).
 
     ```mlir
     %m = kiln.padding_mask %lengths, %src {axis = 1 : i64}
         : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
+    %p = kiln.padding_mask %lengths, %src {axis = 1 : i64}
+        : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
     ```
   }];
   let arguments = (ins Kiln_IndexTensor:$lengths, Kiln_AnyTensor:$like, I64Attr:$axis);
-  let results = (outs Kiln_F32Tensor:$result);
+  let results = (outs Kiln_MaskTensor:$result);
   let assemblyFormat = "$lengths `,` $like attr-dict `:` functional-type(operands, results)";
 }
 
 def Kiln_CausalMaskOp : Kiln_ShapedOp<"causal_mask", [], ["inferElementType"]> {
-  let summary = "additive mask of the future keys of each query";
+  let summary = "mask of the future keys of each query";
   let description = [{
-    `result[i, j] = 0` where key `j <= i` (query), `-inf` above the diagonal, an N x N
-    matrix where N is dimension `axis` of `like` (only its shape is read).
+    An N x N matrix, N being dimension `axis` of `like` (only its shape is read), that
+    masks key `j` of query `i` where `j > i` (above the diagonal). As for
+    `kiln.padding_mask`, the result type picks the form: f32 is additive (`0` kept,
+    `-inf` masked), i1 is boolean (`true` = masked).
 
     ```mlir
     %c = kiln.causal_mask %tgt {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+    %b = kiln.causal_mask %tgt {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xi1>
     ```
   }];
   let arguments = (ins Kiln_AnyTensor:$like, I64Attr:$axis);
-  let results = (outs Kiln_F32Tensor:$result);
+  let results = (outs Kiln_MaskTensor:$result);
   let assemblyFormat = "$like attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fused ops (formed by passes)
+//===----------------------------------------------------------------------===//
+
+def Kiln_AttentionOp : Kiln_ShapedOp<"attention"> {
+  let summary = "scaled dot-product attention, softmax(scale * q kT + mask) v, in one op";
+  let description = [{
+    For every batch index (the leading dimensions: [B, H] for multi-head attention, [B]
+    for the 3-D form) and query `i`:
+
+    ```
+    s[i, j]      = scale * sum_d q[i, d] * k[j, d] + mask[i, j] + causal[i, j]
+    causal[i, j] = -inf where `causal` is set and j > i + (Tk - Tq), else 0
+    result[i, :] = sum_j softmax_j(s[i, :]) * v[j, :]
+    ```
+
+    `q` is [..., Tq, d], `k` [..., Tk, d] (not transposed) and `v` [..., Tk, dv]; the
+    result is [..., Tq, dv]. All have one rank, at least 3; batch dimensions broadcast as
+    in `kiln.matmul`. The optional `mask` is additive f32 (0 keeps a key, -inf masks it,
+    any other value is added) and broadcasts to [..., Tq, Tk] without enlarging it.
+    `causal` aligns the diagonal bottom-right: with Tq = Tk it is `kiln.causal_mask`, and
+    a decode step with a KV cache (Tq = 1) sees every key.
+
+    A row whose scores are all -inf (every key masked, by `mask` or by causality) is
+    `masked_row_value` throughout (default 0: kiln.softmax makes such a row 0, and 0 times
+    v is 0). A row of large but finite negative scores is not masked: its weights are the
+    softmax's (uniform when all are equal). A NaN score makes its row NaN.
+
+    kiln-fuse-attention forms this op from `softmax(mask(scale(matmul(q, kT)))) · v`;
+    both compute the same up to f32 rounding.
+
+    ```mlir
+    %o = kiln.attention %q, %k, %v, %mask {scale = 0.125 : f32}
+        : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>,
+           tensor<?x1x1x?xf32>) -> tensor<?x8x?x64xf32>
+    %d = kiln.attention %q, %k, %v {scale = 0.125 : f32, causal = true}
+        : (tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>, tensor<?x8x?x64xf32>)
+          -> tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$query, Kiln_F32Tensor:$key, Kiln_F32Tensor:$value,
+                   Optional<Kiln_F32Tensor>:$mask, F32Attr:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal,
+                   DefaultValuedAttr<F32Attr, "0.0f">:$masked_row_value);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`,` $mask^)? attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 #endif // KILN_IR_KILNOPS_TD

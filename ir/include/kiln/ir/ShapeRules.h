@@ -100,6 +100,19 @@ ShapeResult paddingMask(llvm::ArrayRef<SymDim> lengths, llvm::ArrayRef<SymDim> l
                         int64_t axis);
 /// -> [N, N], N = like[axis].
 ShapeResult causalMask(llvm::ArrayRef<SymDim> like, int64_t axis);
+
+// ShapeRulesAttention.cpp: the fused attention op and the masks written around it.
+
+/// q [..., Tq, d], k [..., Tk, d], v [..., Tk, dv], one rank >= 3, batch dims
+/// broadcasting; `mask` (null: none) broadcasts to [..., Tq, Tk] without enlarging it.
+/// -> [..., Tq, dv].
+ShapeResult attention(llvm::ArrayRef<SymDim> query, llvm::ArrayRef<SymDim> key,
+                      llvm::ArrayRef<SymDim> value, const SymShape *mask);
+/// `mask` broadcasts to `input` without enlarging it; -> the input's shape.
+ShapeResult maskedFill(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> mask);
+/// Whether `small` broadcasts to `target` without enlarging it: no more dims, and each
+/// (aligned from the right) a static 1 or compatible with the target's.
+bool broadcastsInto(llvm::ArrayRef<SymDim> small, llvm::ArrayRef<SymDim> target);
 } // namespace shape_rules
 
 } // namespace kiln

@@ -33,9 +33,11 @@ inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 
-/// The symbolic shape of every value in `func`; emits an error at the offending op and
-/// fails when a rule fails or an input has an unnamed dynamic dimension.
-mlir::FailureOr<SymbolicShapeMap> inferSymbolicShapes(mlir::FuncOp func);
+/// The symbolic shape of every value in `func`; fails when a rule fails or an input has
+/// an unnamed dynamic dimension, emitting an error at the offending op unless
+/// `emitErrors` is false (for passes that only use shapes when they are known).
+mlir::FailureOr<SymbolicShapeMap> inferSymbolicShapes(mlir::FuncOp func,
+                                                      bool emitErrors = true);
 
 } // namespace kiln
 

@@ -12,11 +12,23 @@
 namespace kiln {
 
 std::unique_ptr<mlir::Pass> createCheckShapesPass();
+/// kiln-fuse-attention; with `remarks`, a remark at each kiln.softmax left unfused.
+std::unique_ptr<mlir::Pass> createFuseAttentionPass();
+std::unique_ptr<mlir::Pass> createFuseAttentionPass(bool remarks);
+
+/// Turns on the remarks of every fusion pass that runs from now on, whatever its own
+/// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
+void setFusionRemarksEverywhere(bool enabled);
+bool fusionRemarksEverywhere();
 
 /// Options of the default pipeline.
 struct PipelineOptions {
   /// Print the module after every pass to stderr.
   bool printAfterEach = false;
+  /// Run kiln-fuse-attention (off: the same pipeline without the fusion, to compare).
+  bool fuseAttention = true;
+  /// A remark at each kiln.softmax the fusion leaves, saying why.
+  bool fusionRemarks = false;
 };
 
 /// Fills `pm` with the pipeline every model goes through between the DSL and the

@@ -17,4 +17,39 @@ def CheckShapes : Pass<"kiln-check-shapes", "mlir::FuncOp"> {
   let constructor = "kiln::createCheckShapesPass()";
 }
 
+def FuseAttention : Pass<"kiln-fuse-attention", "mlir::FuncOp"> {
+  let summary = "fuses scale -> mask -> softmax -> matmul into one kiln.attention";
+  let description = [{
+    Rewrites `matmul(softmax(mask(scale(matmul(Q, KT)))), V)` into
+    `kiln.attention %q, %k, %v [, %mask] {scale, causal}`, anchored on the final matmul.
+    Recognised forms:
+
+    * scale: `kiln.scale`, or `kiln.mul` / `kiln.div` by a splat `kiln.constant` of
+      rank 0 or all-ones shape, on the scores or on Q or K before the first matmul
+      (factors multiply; division by sqrt(d_k) becomes a factor of 1/sqrt(d_k));
+    * mask: `kiln.add` of an additive f32 mask (either operand order), or
+      `kiln.masked_fill` with -inf of a boolean mask that a mask builder made (through
+      reshapes and transposes), which becomes the builder's additive form; a
+      `kiln.causal_mask` over the queries and keys of the scores becomes
+      `causal = true`. Several masks combine when all but one are 0 / -inf masks (so the
+      sum is exact);
+    * KT: `transpose_rhs` on the first matmul, or a `kiln.transpose` swapping the last
+      two dimensions of K; a K stored [..., d, Tk] otherwise gets one such transpose;
+    * rank: [..., T, d] with at least one batch dimension ([B, H, T, d] or [B, T, d]).
+
+    It leaves the graph alone, with a reason, when fusing could change what it
+    computes: a softmax over another axis, an intermediate (scores, scaled or masked
+    scores, weights) with another use, a scale that is not a splat constant, a
+    `masked_fill` with a finite value (a fully masked row would be uniform, not 0), a
+    transposed Q, mismatched shapes. With `remarks`, or kiln-opt's
+    `--kiln-fusion-remarks`, every kiln.softmax left unfused gets a remark at its
+    location saying why.
+  }];
+  let constructor = "kiln::createFuseAttentionPass()";
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark at each kiln.softmax left unfused, with the reason">,
+  ];
+}
+
 #endif // KILN_PASSES_PASSES_TD
