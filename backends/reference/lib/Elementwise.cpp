@@ -75,7 +75,9 @@ HostTensor kiln::reference::relu(const HostTensor &input) {
 HostTensor kiln::reference::gelu(const HostTensor &input) {
   HostTensor out = input;
   // The exact (erf) form, in double so the oracle is more accurate than what it checks.
+  // Written with erfc: 1 + erf(t) = erfc(-t) does not cancel for very negative x, where
+  // 1 + erf loses every digit (x < -6).
   for (float &x : out.f32)
-    x = static_cast<float>(0.5 * double(x) * (1.0 + std::erf(double(x) / std::sqrt(2.0))));
+    x = static_cast<float>(0.5 * double(x) * std::erfc(-double(x) / std::sqrt(2.0)));
   return out;
 }

@@ -99,6 +99,19 @@ TEST_F(ReferenceGelu, KnownValues) {
   expectClose(out.f32, {0.841344746, -0.158655254, 1.954499736}, 1e-6);
 }
 
+TEST_F(ReferenceGelu, FarNegativeTailKeepsItsDigits) {
+  parse(R"mlir(
+    func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+      %0 = kiln.gelu %x : tensor<2xf32>
+      kiln.return %0 : tensor<2xf32>
+    })mlir");
+  // 1 + erf(x / sqrt 2) cancels completely here; Phi(-8) = 6.220960574e-16 and
+  // Phi(-10) = 7.619853024e-24 from tables.
+  HostTensor out = runUnary(HostTensor::floats({2}, {-8.0f, -10.0f}));
+  EXPECT_NEAR(out.f32[0] / (-8.0 * 6.220960574e-16), 1.0, 1e-6);
+  EXPECT_NEAR(out.f32[1] / (-10.0 * 7.619853024e-24), 1.0, 1e-6);
+}
+
 TEST_F(ReferenceLogSoftmax, IsTheLogOfSoftmaxAlongTheAxis) {
   parse(R"mlir(
     func @f(%x: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
