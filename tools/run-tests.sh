@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-tools/install-deps.sh
+# python3-torch: the conformance suite checks the compiled Transformer against PyTorch.
+tools/install-deps.sh python3-torch python3-numpy
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)"
 cd build

@@ -107,6 +107,8 @@ struct Case {
   std::string batch;
 };
 
+void PrintTo(const Case &c, std::ostream *os) { *os << c.config << " " << c.batch; }
+
 std::string caseName(const testing::TestParamInfo<Case> &info) {
   return info.param.config + "_" + info.param.batch;
 }

@@ -121,6 +121,12 @@ LoweredKernel lowerSinusoid(SinusoidOp op, const Halide::Target &target);
 LoweredKernel lowerPaddingMask(PaddingMaskOp op, const Halide::Target &target);
 LoweredKernel lowerCausalMask(CausalMaskOp op, const Halide::Target &target);
 
+/// A kernel that writes the constant (the pass pipeline folds most of them into their
+/// consumers; what remains is small). In LowerElementwise.cpp.
+LoweredKernel lowerConstant(ConstantOp op, const Halide::Target &target);
+/// The fused attention (LowerAttention.cpp).
+LoweredKernel lowerAttention(AttentionOp op, const Halide::Target &target);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_LOWERSUPPORT_H

@@ -1,13 +1,14 @@
 //===- Schedules.h - The schedules of the Halide kernels --------*- C++ -*-===//
 //
-// The contract between an op's algorithm (Lower.cpp) and its schedules, kept apart as in
-// Halide's apps: the algorithm hands over its Funcs and Vars and what the MLIR types say
-// statically about the extents; a schedule chooses loop order, tiling, vectorisation and
-// parallelism and nothing else, so it can be tuned without touching what is computed.
+// The contract between an op's algorithm (Lower*.cpp) and its schedules, kept apart as
+// in Halide's apps: the algorithm hands over its Funcs and Vars and what the MLIR types
+// say statically about the extents; a schedule chooses loop order, tiling,
+// vectorisation and parallelism and nothing else, so it can be tuned without touching
+// what is computed.
 //
-// SchedulesCpu.cpp holds the CPU schedules. CUDA schedules (a later issue) go in
-// SchedulesCuda.cpp as schedule*Cuda functions over the same kernel descriptions;
-// Lower.cpp picks one family per target (see scheduleFor there).
+// SchedulesCpu.cpp and SchedulesCpuMatmul.cpp hold the CPU schedules. CUDA schedules (a
+// later issue) go in SchedulesCuda.cpp as schedule*Cuda functions over the same kernel
+// descriptions; Lower.cpp picks one family per target (see lowerOp there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +31,9 @@ inline constexpr int64_t kDynamicExtent = -1;
 /// kDynamicExtent for dynamic ones.
 using Extents = llvm::SmallVector<int64_t, 4>;
 
-/// A kernel whose output element depends on one element per input: add, mul, scale,
-/// relu, and transposes that keep the innermost dimension in place (row copies).
+/// A kernel whose output element depends on one element per input (or on none): add,
+/// mul, scale, relu, gelu, transposes that keep the innermost dimension in place (row
+/// copies), slice, embedding, range, sinusoid and the masks.
 struct PointwiseKernel {
   Halide::Func output;
   /// The output's Vars, Halide dimension order.
@@ -67,22 +69,27 @@ struct MatmulKernel {
   Extents extents;
   /// The contraction size, or kDynamicExtent.
   int64_t contraction = kDynamicExtent;
-  /// For a dynamic contraction, the condition K == 0 under which `output` is 0 without
-  /// reading `product`: a schedule specializes on it, so that the empty loops over k
-  /// are never bounds-inferred.
-  Halide::Expr emptyContraction;
+  /// The condition under which `output` is 0 (linear: the bias) without reading
+  /// `product`: a dynamic K of 0, or a dynamic output extent of 0 (undefined when all
+  /// are static). A schedule specializes on it, so that neither the empty loops over k
+  /// nor a whole tile's clamped reads of an empty operand (its row 0, which does not
+  /// exist) are bounds-inferred.
+  Halide::Expr emptyProduct;
   bool transposeRhs = false;
   /// Per output dimension (entries 0 and 1 unused): whether the lhs / rhs has that batch
   /// dimension with a size other than a static 1 (false: it is broadcast).
   llvm::SmallVector<bool, 4> lhsVaries, rhsVaries;
 };
 
-/// output = exp(x - max) / sum(exp(x - max)) along one Halide dimension.
+/// output = exp(x - max) / sum(exp(x - max)) along one Halide dimension, or
+/// log_softmax's x - max - log(sum(exp(x - max))).
 struct SoftmaxKernel {
   Halide::Func output;
-  /// Per-row statistics, over `vars` without `axis`.
+  /// Per-row statistics, over `vars` without `axis` (for log_softmax, `max` is a Tuple
+  /// that also flags the rows holding a NaN or +inf).
   Halide::Func max, sum;
-  /// exp(x - max), staged so that exp is evaluated once per element.
+  /// softmax only: exp(x - max), staged so that exp is evaluated once per element.
+  /// log_softmax evaluates exp in `sum` alone and leaves this undefined.
   Halide::Func exp;
   std::vector<Halide::Var> vars;
   /// The reduction over the softmax axis.
@@ -103,12 +110,37 @@ struct LayerNormKernel {
   Extents extents;
 };
 
+/// argmax along Halide dimension `axis`: two reductions over it, then the index.
+struct ArgmaxKernel {
+  Halide::Func output;
+  /// Per-row max, then per-row least key (see lowerArgmax), over `vars` without `axis`.
+  Halide::Func max, key;
+  /// The input's Vars; the output's are these without `axis`.
+  std::vector<Halide::Var> vars;
+  Halide::RDom r;
+  int axis = 0;
+  /// The input's extents.
+  Extents extents;
+};
+
+/// concat along Halide dimension `axis`: an undefined pure definition, then update i
+/// copies operand i through parts[i] (its extent along the axis) into its range.
+struct ConcatKernel {
+  Halide::Func output;
+  std::vector<Halide::Var> vars;
+  std::vector<Halide::RDom> parts;
+  int axis = 0;
+  Extents extents;
+};
+
 /// The CPU schedules; `target` supplies the vector width.
 void schedulePointwiseCpu(const PointwiseKernel &kernel, const Halide::Target &target);
 void scheduleTransposeCpu(const TransposeKernel &kernel, const Halide::Target &target);
 void scheduleMatmulCpu(const MatmulKernel &kernel, const Halide::Target &target);
 void scheduleSoftmaxCpu(const SoftmaxKernel &kernel, const Halide::Target &target);
 void scheduleLayerNormCpu(const LayerNormKernel &kernel, const Halide::Target &target);
+void scheduleArgmaxCpu(const ArgmaxKernel &kernel, const Halide::Target &target);
+void scheduleConcatCpu(const ConcatKernel &kernel, const Halide::Target &target);
 
 } // namespace kiln::halide_backend
 

@@ -1,31 +1,39 @@
 //===- SchedulesCpu.cpp - CPU schedules of the Halide kernels -------------===//
 //
 // Every kernel is vectorised along Halide dimension 0 (contiguous) at the target's
-// natural width and parallel over its outermost loops. The numbers below are medians
-// of JIT realizations by test/unit/halide/KernelBench.cpp (which prints this table) on
-// the project machine: 2 cores of a Zen 5 EPYC (AVX-512, Halide target
-// avx512_sapphirerapids), whose fp32 FMA peak measures 117 GFLOP/s per core (24
-// independent zmm FMAs in a loop; 234 for both cores) and whose memory moves 50-66
-// GB/s. "1T"/"2T" are HL_NUM_THREADS=1/2; GB/s counts input plus output bytes. The
-// machine is shared, so runs vary by ~10% (q.k^T by up to 30% between processes).
+// natural width and parallel over its outermost loops; the matmul and linear schedules
+// are in SchedulesCpuMatmul.cpp. The numbers below are medians of JIT realizations by
+// test/unit/halide/KernelBench.cpp (which prints this table) on the project machine:
+// 2 cores of a Zen 5 EPYC (AVX-512, Halide target avx512_sapphirerapids), whose fp32
+// FMA peak measures 117 GFLOP/s per core (24 independent zmm FMAs in a loop; 234 for
+// both cores) and whose memory moves 50-66 GB/s (a streaming read from DRAM: 21 GB/s
+// on one core, 47 on two). "1T"/"2T" are HL_NUM_THREADS=1/2; GB/s counts input plus
+// output bytes (for a gather or a slice, the bytes it moves). The machine is shared,
+// so runs vary by ~10% (q.k^T by up to 30% between processes); the layer-op rows were
+// taken with another build running on and off (load ~1-2), 2T as the best of 3 runs.
 //
 //   kernel                                          1T          2T
-//   matmul [128,512] x [2048,512]^T  (dot)       97 GFLOP/s  198 GFLOP/s
-//   matmul [512,512] x [2048,512]^T  (dot)       96          189
-//   matmul [128,512] x [512,2048]    (panel)     90          188
-//   matmul [512,512] x [512,2048]    (panel)    103          204
-//   matmul [8,64,2048] x [512,2048]^T (panel)    92          185
-//   matmul [16,1,512] x [2048,512]^T (dot)       97          200
-//   matmul q.k^T [8,8,128,64] x .. (panel)    58-77     135-163
-//   matmul p.v [8,8,128,128] x [..,128,64]      68-88     170-182
 //   add [8,128,2048] + [2048]                  46 GB/s      70 GB/s
 //   add [8,128,512] + same (in L3)               80         114
 //   relu [8,128,2048]                            58          72
+//   gelu [8,128,2048] (compute bound)          12.6        25      (1.33 / 0.67 ms)
 //   softmax last axis [8,8,128,128]              15          24
 //   softmax axis 1 [64,128,128]                  15          24
+//   log_softmax last axis [8,32000]              19          38
+//   log_softmax last axis [8,128,512]            18          35
 //   layer_norm [8,128,512]                       35-39       51
+//   argmax last axis [8,32000]                   37          72
+//   argmax axis 1 [8,128,512]                    39          73
 //   transpose [0,2,1,3] of [8,128,8,64]          76          59-125
 //   transpose [1,0] of [1024,2048]               10          22
+//   slice [8,128,512] -> [8,128,64]              84         147      (6 / 4 us)
+//   concat axis 1, 2 x [8,128,512]               83-93      173
+//   concat last axis, 2 x [8,128,512]            69-78      135
+//   embedding [32000,512] rows for [8,128] ids   64         121      (66 / 35 us)
+//   sinusoid [128] -> [128,512] (f64 math)     0.072 ms   0.037 ms
+//   sinusoid [2048] -> [2048,512]               1.15 ms    0.58 ms
+//   padding_mask [8,128], causal_mask [128,128],
+//   concat [8,127] + [8,1] token ids             < 1 us, one task
 //
 // Dynamic extents need tails: loops that write the output use GuardWithIf (on x86 a
 // predicated vector store, never a scalar loop), intermediate Funcs round up (their
@@ -34,7 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Schedules.h"
+#include "SchedulesCpuSupport.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -42,33 +50,27 @@
 
 using namespace Halide;
 using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::cpu;
 
-namespace {
-
-constexpr TailStrategy kGuard = TailStrategy::GuardWithIf;
-constexpr TailStrategy kRoundUp = TailStrategy::RoundUp;
-
-bool isStatic(int64_t extent) { return extent != kDynamicExtent; }
-
-/// The product of the static extents in [from, to), with `dynamicGuess` for dynamic ones.
-int64_t elementCount(const Extents &extents, size_t from, size_t to,
-                     int64_t dynamicGuess = 128) {
+int64_t cpu::elementCount(const Extents &extents, size_t from, size_t to,
+                          int64_t dynamicGuess) {
   int64_t count = 1;
   for (size_t i = from; i < to && i < extents.size(); ++i)
     count *= isStatic(extents[i]) ? extents[i] : dynamicGuess;
   return count;
 }
 
-/// Fuses the pure loops `vars` of `f` (innermost first) into one and returns it.
-Var fuseLoops(Func f, const std::vector<Var> &vars, const std::string &name) {
+Var cpu::fuseLoops(Stage stage, const std::vector<Var> &vars, const std::string &name) {
   Var fused = vars.front();
   for (size_t i = 1; i < vars.size(); ++i) {
     Var next(name + std::to_string(i));
-    f.fuse(fused, vars[i], next);
+    stage.fuse(fused, vars[i], next);
     fused = next;
   }
   return fused;
 }
+
+namespace {
 
 /// How many rows one parallel task takes so that it touches ~`target` elements: tasks
 /// small enough to balance the cores, large enough to hide the thread pool (~2 us a
@@ -78,28 +80,27 @@ int rowsPerTask(int64_t rowLength, int64_t target = 16384) {
       std::clamp<int64_t>(target / std::max<int64_t>(rowLength, 1), 1, 1024));
 }
 
-/// Makes parallel tasks of the rows of `out`: `rowVars` (innermost first) are the
-/// loops around one row of `rowLength` elements. The innermost row loop is split into
-/// chunks of about 16K elements that are fused with the outer loops; fusing the row
-/// loops themselves would cost integer divisions per row to recover the indices.
-/// Returns the loop that visits one row.
-Var parallelRows(Func out, const std::vector<Var> &rowVars, int64_t rowLength,
-                 int64_t innerRows) {
+} // namespace
+
+/// The innermost row loop is split into chunks of about 16K elements that are fused
+/// with the outer loops; fusing the row loops themselves would cost integer divisions
+/// per row to recover the indices.
+Var cpu::parallelRows(Stage stage, const std::vector<Var> &rowVars, int64_t rowLength,
+                      int64_t innerRows) {
   int chunk = rowsPerTask(rowLength);
   if (isStatic(innerRows))
     chunk = static_cast<int>(std::min<int64_t>(chunk, innerRows));
   Var outer("chunk"), row("row");
-  out.split(rowVars[0], outer, row, chunk, kGuard);
+  stage.split(rowVars[0], outer, row, chunk, kGuard);
   std::vector<Var> tasks = {outer};
   tasks.insert(tasks.end(), rowVars.begin() + 1, rowVars.end());
-  out.parallel(fuseLoops(out, tasks, "tasks"));
+  stage.parallel(fuseLoops(stage, tasks, "tasks"));
   return row;
 }
 
-} // namespace
-
 //===----------------------------------------------------------------------===//
-// Pointwise: add, mul, scale, relu, row-preserving transposes
+// Pointwise: add, mul, scale, relu, gelu, row-preserving transposes, slice,
+// embedding, range, sinusoid, padding_mask, causal_mask
 //===----------------------------------------------------------------------===//
 
 void kiln::halide_backend::schedulePointwiseCpu(const PointwiseKernel &kernel,
@@ -112,7 +113,11 @@ void kiln::halide_backend::schedulePointwiseCpu(const PointwiseKernel &kernel,
   int width = target.natural_vector_size(out.output_types()[0]);
   // Memory bound (2T: 70 GB/s for a bias add, at the machine's bandwidth): vectors
   // along the row, parallel chunks of ~16K elements; a tensor of at most 16K elements
-  // is not worth waking the thread pool.
+  // is not worth waking the thread pool. The same serves the compute-bound gelu (~25
+  // FMAs a vector) and sinusoid (f64): vectors of 2 or 4 x the natural width, to
+  // overlap more of gelu's dependent chain, were 4-8% faster 1T and no faster 2T (on
+  // an earlier gelu), so they stay natural. An embedding row is one gathered row copy
+  // (the id is loaded and clamped once per row), a slice a copy at an offset.
   bool small = llvm::all_of(ext, isStatic) && elementCount(ext, 0, ext.size()) <= 16384;
   if (vars.size() == 1) {
     Var chunk("chunk"), inner("inner");
@@ -167,248 +172,7 @@ void kiln::halide_backend::scheduleTransposeCpu(const TransposeKernel &kernel,
 }
 
 //===----------------------------------------------------------------------===//
-// Matmul
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-/// The output tiling shared by both matmul schedules.
-struct MatmulTiles {
-  /// The dimension whose entries are the tile rows (see chooseRowDim).
-  int rowDim = 1;
-  int colTile = 0, rowTile = 0;
-  Var no{"no"}, ni{"ni"}, ro{"ro"}, ri{"ri"};
-  /// The loop at which one output tile's accumulators are computed, and the loop of
-  /// one column panel (which may contain several row tiles).
-  Var tile, panel;
-};
-
-/// Makes `loop` of `out` parallel in tasks of consecutive iterations. Neighbouring
-/// panels read neighbouring rhs and output columns, and a core that runs a run of them
-/// streams better than two cores taking turns: 2T GFLOP/s, [128, 512] x [512, 2048]
-/// with 32 panels: 152 with a task per panel, 157 (2 panels a task), 171 (4), 177
-/// (8), 182 (16); at M = 512: 175 -> 203. 8 tasks keep both cores busy when another
-/// process takes one for a while. An unknown iteration count (a dynamic N) gets tasks
-/// of ~16 MFLOP.
-void parallelTasks(Func out, Var loop, double flopsPerIteration, int64_t iterations,
-                   bool countIsStatic) {
-  int64_t group = countIsStatic
-                      ? iterations / 8
-                      : static_cast<int64_t>(16e6 / std::max(flopsPerIteration, 1.0));
-  if (group <= 1) {
-    out.parallel(loop);
-    return;
-  }
-  Var task(loop.name() + "_task");
-  out.split(loop, task, loop, static_cast<int>(group), kGuard).parallel(task);
-}
-
-/// Rows are the m dimension, except when m is a static 1 and the rhs is shared across
-/// the innermost batch dimension ([B, 1, K] x [K, N], a decode step): then that batch
-/// dimension is the rows, so that B rows fill a tile instead of 1.
-int chooseRowDim(const MatmulKernel &kernel) {
-  const Extents &ext = kernel.extents;
-  if (ext[1] == 1 && ext.size() >= 3 && kernel.lhsVaries[2] && !kernel.rhsVaries[2])
-    return 2;
-  return 1;
-}
-
-/// Splits the output into colTile x rowTile tiles. Loop nest, innermost first: the tile,
-/// the row tiles and the batch dimensions the rhs does not vary along (they share one
-/// rhs panel), the column panels, the batch dimensions the rhs varies along. Parallel
-/// over panels when there are enough of them to feed the cores (each then packs or
-/// streams its rhs panel once), otherwise over row tiles.
-MatmulTiles tileOutput(const MatmulKernel &kernel, int rowDim, int colTile, int rowTile) {
-  MatmulTiles t;
-  t.rowDim = rowDim;
-  t.colTile = colTile;
-  t.rowTile = rowTile;
-  const Extents &ext = kernel.extents;
-  int rank = static_cast<int>(ext.size());
-  Func out = kernel.output;
-  out.split(kernel.vars[0], t.no, t.ni, colTile, kGuard)
-      .split(kernel.vars[rowDim], t.ro, t.ri, rowTile, kGuard);
-  std::vector<Var> shared = {t.ro}, varying = {t.no};
-  for (int d = 1; d < rank; ++d)
-    if (d != rowDim)
-      (kernel.rhsVaries[d] ? varying : shared).push_back(kernel.vars[d]);
-  std::vector<VarOrRVar> order = {t.ni, t.ri};
-  order.insert(order.end(), shared.begin(), shared.end());
-  order.insert(order.end(), varying.begin(), varying.end());
-  out.reorder(order);
-
-  // Per-iteration work and iteration counts as the static types say (dynamic extents
-  // guessed: 128 rows, K of 512, 8 in a batch dimension), to size the parallel tasks.
-  int64_t k = isStatic(kernel.contraction) ? kernel.contraction : 512;
-  int64_t rows = isStatic(ext[rowDim]) ? ext[rowDim] : 128;
-  int64_t rowTiles = (rows + rowTile - 1) / rowTile;
-  int64_t panels = isStatic(ext[0]) ? (ext[0] + colTile - 1) / colTile : 64;
-  bool staticPanels = isStatic(ext[0]), staticRowTiles = isStatic(ext[rowDim]);
-  for (int d = 1; d < rank; ++d) {
-    if (d == rowDim)
-      continue;
-    int64_t extent = isStatic(ext[d]) ? ext[d] : 8;
-    bool varies = kernel.rhsVaries[d];
-    (varies ? panels : rowTiles) *= extent;
-    (varies ? staticPanels : staticRowTiles) &= isStatic(ext[d]);
-  }
-  double tileFlops = 2.0 * colTile * rowTile * k;
-  if (panels >= 4) {
-    t.panel = fuseLoops(out, varying, "panels");
-    t.tile = t.ro;
-    parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
-  } else {
-    t.tile = fuseLoops(out, shared, "rowtiles");
-    t.panel = t.no;
-    parallelTasks(out, t.tile, tileFlops, rowTiles, staticRowTiles);
-  }
-  return t;
-}
-
-/// The loops of `product`'s update other than the tile's columns and rows: batch
-/// dimensions (and m when the rows are a batch dimension), each of extent 1 in a tile.
-std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
-  std::vector<VarOrRVar> dims;
-  for (int d = 1; d < static_cast<int>(kernel.vars.size()); ++d)
-    if (d != rowDim)
-      dims.push_back(kernel.vars[d]);
-  return dims;
-}
-
-/// The general schedule: the rhs panel is packed with n contiguous, and a register tile
-/// of 4 vectors x 6 rows is updated inside the k loop.
-void schedulePanelProduct(const MatmulKernel &kernel, int width) {
-  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
-  const Extents &ext = kernel.extents;
-  int rowDim = chooseRowDim(kernel);
-  Var n = kernel.vars[0], row = kernel.vars[rowDim];
-
-  // 4 vectors of columns x 6 rows = 24 accumulators, plus 4 rhs vectors and one
-  // broadcast lhs value: 29 of AVX-512's 32 zmm registers (AVX2's 16 ymm: 2 x 6).
-  // Four register tiles stacked make the 64 x 24 output tile, which reuses each row of
-  // the 64-column rhs panel 24 times from L1. Measured (K = 512, N = 2048): 103
-  // GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T (87%); 90 / 188 at M = 128.
-  // The DESIGN.md variant without packing is level at M = 512 and ~5% slower at 128.
-  int vectors = width >= 16 ? 4 : 2;
-  int regRows = 6, rowTile = 24;
-  int colTile = vectors * width;
-  if (isStatic(ext[0]) && ext[0] < colTile)
-    colTile = static_cast<int>((ext[0] + width - 1) / width * width);
-  int64_t rows = ext[rowDim];
-  if (isStatic(rows) && rows < rowTile) {
-    regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
-    rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
-  }
-  MatmulTiles t = tileOutput(kernel, rowDim, colTile, rowTile);
-  out.vectorize(t.ni, width);
-  packed.compute_at(out, t.panel);
-
-  // The accumulator tile always has the full tile's size (the algorithm clamps what it
-  // reads), so that the register tile's loops have constant extents and unroll.
-  product.compute_at(out, t.tile)
-      .bound_extent(n, colTile)
-      .bound_extent(row, rowTile)
-      .vectorize(n, width);
-  Var nv("nv"), nu("nu"), rr("rr"), ru("ru");
-  RVar kk("kk"), ku("ku");
-  std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk, rr};
-  for (const VarOrRVar &d : otherDims(kernel, rowDim))
-    loops.push_back(d);
-  product.update()
-      .split(n, nu, nv, width, kRoundUp)
-      .split(row, rr, ru, regRows, kRoundUp)
-      .split(kernel.k.x, kk, ku, 2, kGuard)
-      .reorder(loops)
-      .vectorize(nv)
-      .unroll(nu)
-      .unroll(ru)
-      .unroll(ku);
-
-  // The panel, n innermost and contiguous: for transpose_rhs a transpose in
-  // width x width blocks (gathers down k, vector stores along n; staging each block
-  // with dense loads first, as scheduleTransposeCpu does, measured 2-5% slower here),
-  // otherwise a copy that also keeps the panel's rows from aliasing in L1 when N is a
-  // power of two.
-  Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
-  if (kernel.transposeRhs)
-    packed.split(kernel.packN, pno, pni, width, kRoundUp)
-        .split(kernel.packK, pko, pki, width, kGuard)
-        .reorder(pni, pki, pno, pko)
-        .vectorize(pni)
-        .unroll(pki);
-  else
-    packed.vectorize(kernel.packN, width, kRoundUp);
-}
-
-/// For x . W^T: dot products along k, where both operands are contiguous, so the weight
-/// is streamed as it is instead of transposed into panels. Each lane accumulates every
-/// width-th product (rfactor), a 6-column x 4-row register tile of such vectors (24
-/// accumulators + 4 lhs vectors + 1 rhs vector = 29 zmm) is updated inside the k loop,
-/// and a horizontal sum per output ends it. One register tile per output tile: wider
-/// output tiles measured 10-15% slower (1T, 48 x 4: 84 vs 100 GFLOP/s at M = 512).
-void scheduleDotProduct(const MatmulKernel &kernel, int width) {
-  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
-  int rowDim = chooseRowDim(kernel);
-  Var n = kernel.vars[0], row = kernel.vars[rowDim];
-  int cols = width >= 16 ? 6 : 3, regRows = width >= 16 ? 4 : 3;
-  MatmulTiles t = tileOutput(kernel, rowDim, cols, regRows);
-  packed.compute_inline();
-
-  Var lane("lane");
-  RVar ko("ko"), ki("ki");
-  Func partial =
-      product.update().split(kernel.k.x, ko, ki, width, kGuard).rfactor(ki, lane);
-  product.compute_at(out, t.tile).bound_extent(n, cols).bound_extent(row, regRows);
-  product.update().atomic().vectorize(ki);
-  std::vector<Var> storage = {lane, n, row};
-  std::vector<VarOrRVar> loops = {lane, n, row, ko};
-  for (const VarOrRVar &d : otherDims(kernel, rowDim)) {
-    storage.push_back(d.var);
-    loops.push_back(d);
-  }
-  partial.compute_at(out, t.tile).reorder_storage(storage).vectorize(lane);
-  partial.update().reorder(loops).vectorize(lane).unroll(n).unroll(row);
-}
-
-/// Which schedule a transposed rhs gets. Measured 1T, GFLOP/s, dot vs panel:
-///   M = 16 (decode), N = 2048, K = 512:  101 vs  44 (the panel transposes the weight
-///                                                    for 16 rows)
-///   M = 128, N = 2048, K = 512:          103 vs  85
-///   M = 512, N = 2048, K = 512:           97 vs 100
-///   M = 512, N = 512, K = 2048:           75 vs  92 (each 6-column panel streams
-///                                                    4 MB of lhs; blocking the rows
-///                                                    did not recover it)
-///   M = 512, N = 512, K = 64 (q.k^T):     60 vs  97 (4 k steps per horizontal sum)
-/// so the dot form is used for few rows, or a contraction of 256 to 1024.
-bool useDotProduct(const MatmulKernel &kernel) {
-  if (!kernel.transposeRhs)
-    return false;
-  int rowDim = chooseRowDim(kernel);
-  int64_t rows = kernel.extents[rowDim];
-  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 48);
-  bool midContraction = isStatic(kernel.contraction) && kernel.contraction >= 256 &&
-                        kernel.contraction <= 1024;
-  return fewRows || midContraction;
-}
-
-} // namespace
-
-void kiln::halide_backend::scheduleMatmulCpu(const MatmulKernel &kernel,
-                                             const Target &target) {
-  const int width = target.natural_vector_size(Float(32));
-  if (kernel.emptyContraction.defined()) {
-    // An empty contraction writes zeros; every schedule below is for K > 0.
-    Func out = kernel.output;
-    out.specialize(kernel.emptyContraction);
-  }
-  if (useDotProduct(kernel))
-    scheduleDotProduct(kernel, width);
-  else
-    schedulePanelProduct(kernel, width);
-}
-
-//===----------------------------------------------------------------------===//
-// Row reductions: softmax and layer_norm
+// Row reductions: softmax, log_softmax, layer_norm, argmax
 //===----------------------------------------------------------------------===//
 
 namespace {
@@ -453,12 +217,14 @@ void kiln::halide_backend::scheduleSoftmaxCpu(const SoftmaxKernel &kernel,
     // exp is half the time (1T: 15 GB/s, 25 GB/s with exp taken out). Fusing the row
     // loops into one parallel loop cost a division per row to recover the indices:
     // 8.4 GB/s before parallelRows; horizontal steps vectorised (atomic) rather than
-    // a scalar loop over the lanes.
+    // a scalar loop over the lanes. log_softmax has no staged exp (it is only summed)
+    // and one more flag in its max (a Tuple reduction, still one pass): 1T 19 GB/s,
+    // 2T 38 on [8, 32000] rows (128 KB, from L2), one row per task.
     Var row = reductionRows(out, vars, kernel.extents, 256);
     vectorizeRowReduction(kernel.max, kernel.r, width, out, row);
     vectorizeRowReduction(kernel.sum, kernel.r, width, out, row);
-    Func exp = kernel.exp;
-    exp.compute_at(out, row).vectorize(x, width, kGuard);
+    if (Func exp = kernel.exp; exp.defined())
+      exp.compute_at(out, row).vectorize(x, width, kGuard);
     return;
   }
   // Softmax along an outer dimension: each slab (one index of every other dimension
@@ -482,8 +248,8 @@ void kiln::halide_backend::scheduleSoftmaxCpu(const SoftmaxKernel &kernel,
     stats.compute_at(out, slab).vectorize(x, width, kGuard);
     stats.update().reorder(x, kernel.r.x).vectorize(x, width, kGuard);
   }
-  Func exp = kernel.exp;
-  exp.compute_at(out, slab).vectorize(x, width, kGuard);
+  if (Func exp = kernel.exp; exp.defined())
+    exp.compute_at(out, slab).vectorize(x, width, kGuard);
 }
 
 void kiln::halide_backend::scheduleLayerNormCpu(const LayerNormKernel &kernel,
@@ -497,4 +263,96 @@ void kiln::halide_backend::scheduleLayerNormCpu(const LayerNormKernel &kernel,
   Var row = reductionRows(out, vars, kernel.extents, 512);
   vectorizeRowReduction(kernel.sum, kernel.r, width, out, row);
   vectorizeRowReduction(kernel.squares, kernel.r, width, out, row);
+}
+
+void kiln::halide_backend::scheduleArgmaxCpu(const ArgmaxKernel &kernel,
+                                             const Target &target) {
+  const int width = target.natural_vector_size(Float(32));
+  Func out = kernel.output;
+  const std::vector<Var> &vars = kernel.vars;
+  std::vector<Var> outVars = vars;
+  outVars.erase(outVars.begin() + kernel.axis);
+  Extents outExt = kernel.extents;
+  outExt.erase(outExt.begin() + kernel.axis);
+  if (kernel.axis == 0) {
+    // Along the contiguous dimension (the vocabulary of a logits row): per row, the
+    // max and the key as `width` lane-wise partial results and one horizontal step
+    // each, as for softmax; one index per row is stored, as a scalar. [8, 32000]:
+    // 1T 37 GB/s, 2T 72 (27 / 14 us), rows from L2 read twice; a serial
+    // {index, value} scan would be bound by its compare-select chain.
+    Var row = outVars.empty()
+                  ? Var::outermost()
+                  : parallelRows(out, outVars,
+                                 isStatic(kernel.extents[0]) ? kernel.extents[0] : 4096,
+                                 outExt[0]);
+    vectorizeRowReduction(kernel.max, kernel.r, width, out, row);
+    vectorizeRowReduction(kernel.key, kernel.r, width, out, row);
+    return;
+  }
+  // Along an outer dimension: each output row (one index of every dimension but x and
+  // the axis) reduces down the axis with vectors along x, reading input rows densely:
+  // [8, 128, 512] along 128, 1T 39 GB/s, 2T 73.
+  Var x = vars[0];
+  out.vectorize(x, width, kGuard);
+  std::vector<Var> rows(outVars.begin() + 1, outVars.end());
+  Var at =
+      rows.empty()
+          ? Var::outermost()
+          : parallelRows(out, rows,
+                         elementCount(kernel.extents, 0, 1) *
+                             elementCount(kernel.extents, kernel.axis, kernel.axis + 1),
+                         outExt[1]);
+  for (Func stats : {kernel.max, kernel.key}) {
+    stats.compute_at(out, at).vectorize(x, width, kGuard);
+    stats.update().reorder(x, kernel.r.x).vectorize(x, width, kGuard);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Concat
+//===----------------------------------------------------------------------===//
+
+void kiln::halide_backend::scheduleConcatCpu(const ConcatKernel &kernel,
+                                             const Target &target) {
+  Func out = kernel.output;
+  const std::vector<Var> &vars = kernel.vars;
+  const Extents &ext = kernel.extents;
+  int width = target.natural_vector_size(out.output_types()[0]);
+  int axis = kernel.axis;
+  // A copy, memory bound like the pointwise kernels, and parallel like them: tasks
+  // of ~16K elements unless the whole result is that small. 2 x [8, 128, 512] joined
+  // along axis 1: 1T 83-93 GB/s, 2T 173 (from L3); along the last axis, each operand
+  // filling half of every row: 69-78 and 135.
+  bool small = llvm::all_of(ext, isStatic) && elementCount(ext, 0, ext.size()) <= 16384;
+  for (size_t i = 0; i < kernel.parts.size(); ++i) {
+    Stage copy = out.update(static_cast<int>(i));
+    RVar r = kernel.parts[i].x;
+    if (axis == 0) {
+      // Each operand fills a stretch of every output row.
+      copy.vectorize(r, width, kGuard);
+      if (!small && vars.size() > 1)
+        parallelRows(copy, std::vector<Var>(vars.begin() + 1, vars.end()),
+                     isStatic(ext[0]) ? ext[0] : 512, ext[1]);
+      continue;
+    }
+    // Each operand fills whole rows: vectors along x, the operand's rows (r) and the
+    // dimensions between outside them, and tasks from the dimensions above the axis
+    // or, when the axis is the outermost, from chunks of r.
+    std::vector<VarOrRVar> order(vars.begin(), vars.begin() + axis);
+    order.push_back(r);
+    order.insert(order.end(), vars.begin() + axis + 1, vars.end());
+    copy.reorder(order).vectorize(vars[0], width, kGuard);
+    if (small)
+      continue;
+    int64_t rowLength = elementCount(ext, 0, axis, 512);
+    if (axis + 1 < static_cast<int>(vars.size())) {
+      parallelRows(copy, std::vector<Var>(vars.begin() + axis + 1, vars.end()),
+                   rowLength * elementCount(ext, axis, axis + 1), ext[axis + 1]);
+    } else {
+      RVar chunk("chunk"), rows("rows");
+      int perTask = static_cast<int>(
+          std::clamp<int64_t>(16384 / std::max<int64_t>(rowLength, 1), 1, 1024));
+      copy.split(r, chunk, rows, perTask, kGuard).parallel(chunk);
+    }
+  }
 }

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <random>
 
 using namespace kiln::halide_backend::test;
 
@@ -30,6 +31,11 @@ struct BenchCase {
   Shape output;
   /// Floating-point operations per run (0: report bandwidth instead).
   double flops;
+  /// For an i32 input (by position): its values, uniform in [lo, hi].
+  std::vector<std::pair<int32_t, int32_t>> intRanges = {};
+  /// The bytes a run moves when it reads only part of an input (a gather, a slice);
+  /// 0: every input and the output, once.
+  double bytes = 0;
 };
 
 double cpuSeconds() {
@@ -65,8 +71,19 @@ void runCase(const BenchCase &c) {
     harness.pipeline.compile_to_assembly(base + ".s", args, c.name);
   }
   std::vector<HostTensor> inputs;
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    inputs.push_back(randomTensor(c.inputs[i], 17 + i));
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (i < c.intRanges.size() && c.intRanges[i].first <= c.intRanges[i].second) {
+      HostTensor t = HostTensor::ints(c.inputs[i]);
+      std::mt19937 rng(17 + i);
+      std::uniform_int_distribution<int32_t> dist(c.intRanges[i].first,
+                                                  c.intRanges[i].second);
+      for (int32_t &v : t.i32)
+        v = dist(rng);
+      inputs.push_back(t);
+    } else {
+      inputs.push_back(randomTensor(c.inputs[i], 17 + i));
+    }
+  }
   HostTensor out = harness.run(inputs, c.output);
   if (std::getenv("KILN_BENCH_VERIFY")) {
     // The interpreter's plain loops take seconds on the largest cases.
@@ -74,9 +91,14 @@ void runCase(const BenchCase &c) {
     HostTensor expected = harness.reference(inputs, error);
     double diff = 0, scale = 0;
     for (size_t i = 0; error.empty() && i < expected.f32.size(); ++i) {
+      if (!std::isfinite(expected.f32[i])) // masks: compared by the tests
+        continue;
       diff = std::max<double>(diff, std::abs(out.f32[i] - expected.f32[i]));
       scale = std::max<double>(scale, std::abs(expected.f32[i]));
     }
+    for (size_t i = 0; error.empty() && i < expected.i32.size(); ++i)
+      diff = std::max<double>(diff, out.i32[i] != expected.i32[i]);
+    scale = std::max(scale, 1e-30);
     if (error.empty())
       std::printf("%-34s max|a-b|/max|b| = %.2g\n", c.name, diff / scale);
     else
@@ -103,7 +125,7 @@ void runCase(const BenchCase &c) {
   }
   double t = median(times), best = *std::min_element(times.begin(), times.end());
   double cpu = median(cpuTimes);
-  double work = c.flops > 0 ? c.flops : bytes;
+  double work = c.flops > 0 ? c.flops : c.bytes > 0 ? c.bytes : bytes;
   std::printf("%-34s %8.3f ms  %6.1f %s  best %6.1f  cpu %6.1f\n", c.name, t * 1e3,
               work / t * 1e-9, c.flops > 0 ? "GFLOP/s" : "GB/s   ", work / best * 1e-9,
               work / cpu * 1e-9);
@@ -231,6 +253,149 @@ std::vector<BenchCase> cases() {
                  "tensor<?x?xf32>",
                  {{1024, 2048}},
                  {2048, 1024},
+                 0});
+  // The layer ops. linear's bias add is part of the output tile: compare with the
+  // matmul cases above.
+  auto linear = [&](const char *name, const std::string &in, const std::string &out,
+                    int64_t n, int64_t k, Shape inShape, Shape outShape, double rows) {
+    std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
+    std::string b = "tensor<" + std::to_string(n) + "xf32>";
+    all.push_back(
+        {name,
+         {in, w, b},
+         out,
+         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " + out,
+         {inShape, {n, k}, {n}},
+         outShape,
+         matmulFlops(rows, n, k)});
+  };
+  linear("linear_128x512_to_2048", "tensor<?x?x512xf32>", "tensor<?x?x2048xf32>", 2048,
+         512, {1, 128, 512}, {1, 128, 2048}, 128);
+  linear("linear_static_128x512_to_2048", "tensor<128x512xf32>", "tensor<128x2048xf32>",
+         2048, 512, {128, 512}, {128, 2048}, 128);
+  linear("linear_1x512_to_512", "tensor<1x512xf32>", "tensor<1x512xf32>", 512, 512,
+         {1, 512}, {1, 512}, 1);
+  linear("linear_decode_8x1x512_to_512", "tensor<?x1x512xf32>", "tensor<?x1x512xf32>",
+         512, 512, {8, 1, 512}, {8, 1, 512}, 8);
+  linear("linear_8x128x2048_to_512", "tensor<?x?x2048xf32>", "tensor<?x?x512xf32>", 512,
+         2048, {8, 128, 2048}, {8, 128, 512}, 1024);
+  linear("linear_logits_8x1x512_to_32000", "tensor<?x1x512xf32>", "tensor<?x1x32000xf32>",
+         32000, 512, {8, 1, 512}, {8, 1, 32000}, 8);
+  all.push_back({"gelu_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.gelu %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"log_softmax_8x32000",
+                 {"tensor<?x32000xf32>"},
+                 "tensor<?x32000xf32>",
+                 "kiln.log_softmax %arg0 {axis = 1 : i64} : tensor<?x32000xf32>",
+                 {{8, 32000}},
+                 {8, 32000},
+                 0});
+  all.push_back({"log_softmax_8x128x512",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.log_softmax %arg0 {axis = 2 : i64} : tensor<?x?x512xf32>",
+                 {{8, 128, 512}},
+                 {8, 128, 512},
+                 0});
+  all.push_back({"argmax_8x32000",
+                 {"tensor<?x32000xf32>"},
+                 "tensor<?xi32>",
+                 "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x32000xf32>) -> "
+                 "tensor<?xi32>",
+                 {{8, 32000}},
+                 {8},
+                 0});
+  all.push_back({"argmax_axis1_8x128x512",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x512xi32>",
+                 "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x?x512xf32>) -> "
+                 "tensor<?x512xi32>",
+                 {{8, 128, 512}},
+                 {8, 512},
+                 0});
+  all.push_back({"embedding_32000x512_8x128",
+                 {"tensor<32000x512xf32>", "tensor<?x?xi32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.embedding %arg0, %arg1 : (tensor<32000x512xf32>, tensor<?x?xi32>) "
+                 "-> tensor<?x?x512xf32>",
+                 {{32000, 512}, {8, 128}},
+                 {8, 128, 512},
+                 0,
+                 {{1, 0}, {0, 31999}},
+                 /*bytes=*/8 * 128 * (4 + 2 * 512 * 4)});
+  all.push_back({"sinusoid_128x512",
+                 {"tensor<?xi32>"},
+                 "tensor<?x512xf32>",
+                 "kiln.sinusoid %arg0 : (tensor<?xi32>) -> tensor<?x512xf32>",
+                 {{128}},
+                 {128, 512},
+                 0,
+                 {{0, 127}}});
+  all.push_back({"sinusoid_2048x512",
+                 {"tensor<?xi32>"},
+                 "tensor<?x512xf32>",
+                 "kiln.sinusoid %arg0 : (tensor<?xi32>) -> tensor<?x512xf32>",
+                 {{2048}},
+                 {2048, 512},
+                 0,
+                 {{0, 2047}}});
+  all.push_back({"padding_mask_8x128",
+                 {"tensor<?xi32>", "tensor<?x?xi32>"},
+                 "tensor<?x?xf32>",
+                 "kiln.padding_mask %arg0, %arg1 {axis = 1 : i64} : (tensor<?xi32>, "
+                 "tensor<?x?xi32>) -> tensor<?x?xf32>",
+                 {{8}, {8, 128}},
+                 {8, 128},
+                 0,
+                 {{0, 128}, {0, 9}}});
+  all.push_back({"causal_mask_128",
+                 {"tensor<?x?xi32>"},
+                 "tensor<?x?xf32>",
+                 "kiln.causal_mask %arg0 {axis = 1 : i64} : (tensor<?x?xi32>) -> "
+                 "tensor<?x?xf32>",
+                 {{8, 128}},
+                 {128, 128},
+                 0,
+                 {{0, 9}}});
+  all.push_back({"slice_heads_8x128x512_to_64",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x?x64xf32>",
+                 "kiln.slice %arg0 {axis = 2 : i64, start = 64 : i64, end = 128 : i64} : "
+                 "(tensor<?x?x512xf32>) -> tensor<?x?x64xf32>",
+                 {{8, 128, 512}},
+                 {8, 128, 64},
+                 0,
+                 {},
+                 /*bytes=*/2 * 8 * 128 * 64 * 4});
+  all.push_back({"concat_tokens_8x127_8x1",
+                 {"tensor<?x?xi32>", "tensor<?x1xi32>"},
+                 "tensor<?x?xi32>",
+                 "kiln.concat %arg0, %arg1 {axis = 1 : i64} : (tensor<?x?xi32>, "
+                 "tensor<?x1xi32>) -> tensor<?x?xi32>",
+                 {{8, 127}, {8, 1}},
+                 {8, 128},
+                 0,
+                 {{0, 31999}, {0, 31999}}});
+  all.push_back({"concat_axis1_8x128x512_twice",
+                 {"tensor<?x?x512xf32>", "tensor<?x?x512xf32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.concat %arg0, %arg1 {axis = 1 : i64} : (tensor<?x?x512xf32>, "
+                 "tensor<?x?x512xf32>) -> tensor<?x?x512xf32>",
+                 {{8, 128, 512}, {8, 128, 512}},
+                 {8, 256, 512},
+                 0});
+  all.push_back({"concat_last_8x128x512_twice",
+                 {"tensor<?x?x512xf32>", "tensor<?x?x512xf32>"},
+                 "tensor<?x?x1024xf32>",
+                 "kiln.concat %arg0, %arg1 {axis = 2 : i64} : (tensor<?x?x512xf32>, "
+                 "tensor<?x?x512xf32>) -> tensor<?x?x1024xf32>",
+                 {{8, 128, 512}, {8, 128, 512}},
+                 {8, 128, 1024},
                  0});
   return all;
 }

@@ -117,10 +117,15 @@ public:
     return (*outputs)["result0"];
   }
 
-  /// A Halide view of `t`'s data: dimension 0 is the last tensor dimension.
+  /// A Halide view of `t`'s data: dimension 0 is the last tensor dimension. An empty
+  /// tensor gets a dummy host pointer, as the runtime gives it: Halide takes a buffer
+  /// with a null host for a bounds query, and the kernel would silently do nothing.
   static Halide::Buffer<> toBuffer(const HostTensor &t) {
     std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+    static int32_t emptyStorage[1];
     void *data = t.isInt ? (void *)t.i32.data() : (void *)t.f32.data();
+    if (!data)
+      data = emptyStorage;
     Halide::Type type = t.isInt ? Halide::Int(32) : Halide::Float(32);
     return Halide::Buffer<>(type, data, static_cast<int>(sizes.size()),
                             sizesToDims(sizes).data());

@@ -1,84 +1,20 @@
 //===- LowerTest.cpp - Lowered kernels against the reference interpreter --===//
 //
-// Each test lowers one op, JIT-compiles its kernel once with the op's dynamic extents
-// symbolic, and realizes it for several shapes: sizes off the vector width, size 1,
-// batches, transposes, broadcasts. The oracle is the reference interpreter on the same
-// one-op module, to max|a - b| / max|b| <= 1e-5.
+// The ops of the attention core: matmul, elementwise, softmax, layer_norm, transpose,
+// and the lowering's interface. Each test lowers one op, JIT-compiles its kernel once
+// with the op's dynamic extents symbolic, and realizes it for several shapes: sizes off
+// the vector width, size 1, batches, transposes, broadcasts. The oracle is the reference
+// interpreter on the same one-op module, to max|a - b| / max|b| <= 1e-5
+// (LowerTestSupport.h); LowerLayersTest.cpp tests the other ops.
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelHarness.h"
-
-#include <gtest/gtest.h>
-
-#include <cmath>
-#include <limits>
+#include "LowerTestSupport.h"
 
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
 
 namespace {
-
-constexpr double kTolerance = 1e-5;
-
-/// max|a - b| / max|b| (0 when both are all zeros); NaN when exactly one side is NaN
-/// at some element, so that such a mismatch fails any tolerance.
-double relativeError(const HostTensor &actual, const HostTensor &expected) {
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < expected.f32.size(); ++i) {
-    double a = actual.f32[i], b = expected.f32[i];
-    if (std::isnan(a) != std::isnan(b))
-      return std::numeric_limits<double>::quiet_NaN();
-    if (std::isnan(b))
-      continue;
-    diff = std::max(diff, std::abs(a - b));
-    scale = std::max(scale, std::abs(b));
-  }
-  return scale == 0 ? diff : diff / scale;
-}
-
-std::string shapeString(const Shape &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? "x" : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-class HalideLower : public ::testing::Test {
-protected:
-  /// Lowers and compiles the op `op` of a module with `argTypes` -> `resultType`.
-  void load(const std::vector<std::string> &argTypes, const std::string &resultType,
-            const std::string &op) {
-    std::string error = harness.load(oneOpModule(argTypes, resultType, op));
-    ASSERT_TRUE(error.empty()) << error;
-  }
-
-  /// Runs the kernel and the interpreter on `inputs` and compares them.
-  void check(const std::vector<HostTensor> &inputs) {
-    std::string error;
-    HostTensor expected = harness.reference(inputs, error);
-    ASSERT_TRUE(error.empty()) << error;
-    HostTensor actual = harness.run(inputs, expected.shape);
-    std::string shapes;
-    for (const HostTensor &t : inputs)
-      shapes += shapeString(t.shape) + " ";
-    if (expected.isInt)
-      EXPECT_EQ(actual.i32, expected.i32) << "inputs " << shapes;
-    else
-      EXPECT_LE(relativeError(actual, expected), kTolerance) << "inputs " << shapes;
-  }
-
-  /// check() on fresh random inputs of `shapes`.
-  void checkRandom(const std::vector<Shape> &shapes) {
-    std::vector<HostTensor> inputs;
-    for (const Shape &shape : shapes)
-      inputs.push_back(randomTensor(shape, seed++));
-    check(inputs);
-  }
-
-  KernelHarness harness;
-  unsigned seed = 1;
-};
 
 //===----------------------------------------------------------------------===//
 // matmul

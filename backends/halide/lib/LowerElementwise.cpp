@@ -1,0 +1,163 @@
+//===- LowerElementwise.cpp - add, mul, scale, relu and gelu as Halide ----===//
+//
+// Elementwise ops over NumPy-broadcast operands, all scheduled by
+// schedulePointwiseCpu, the exact (erf) GELU, whose f32 evaluation is here, and
+// kiln.constant.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerSupport.h"
+
+#include "llvm/ADT/bit.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::OutputImageParam;
+
+LoweredKernel kiln::halide_backend::lowerPointwise(Operation *op,
+                                                   const std::vector<std::string> &names,
+                                                   const Combine &combine,
+                                                   const Halide::Target &target) {
+  LoweredKernel lowered;
+  PointwiseKernel kernel;
+  RankedTensorType resultType = tensorType(op->getResult(0));
+  kernel.extents = extentsOf(resultType);
+  kernel.vars = makeVars(resultType.getRank());
+  ExtentSource sources;
+  std::vector<Expr> values;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    ImageParam input = makeInput(op->getOperand(i), names[i]);
+    Extents extents = extentsOf(tensorType(op->getOperand(i)));
+    values.push_back(input(broadcastIndex(extents, kernel.vars)));
+    lowered.inputs.push_back(input);
+    sources.operands.emplace_back(input, extents);
+  }
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = combine(values);
+  OutputImageParam out = kernel.output.output_buffer();
+  constrainLayout(out, kernel.extents);
+  for (int d = 0; d < resultType.getRank(); ++d) {
+    llvm::SmallVector<int> dims;
+    for (const auto &operand : sources.operands)
+      dims.push_back(d < static_cast<int>(operand.second.size()) ? d : -1);
+    sources.tie(out, d, kernel.extents[d], dims);
+  }
+  schedulePointwiseCpu(kernel, target);
+  lowered.output = kernel.output;
+  return lowered;
+}
+
+//===----------------------------------------------------------------------===//
+// GELU
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Expr horner(llvm::ArrayRef<float> coefficients, const Expr &u) {
+  Expr r = coefficients.back();
+  for (float c : llvm::reverse(coefficients.drop_back()))
+    r = r * u + c;
+  return r;
+}
+
+/// H(u) ~ 0.5 erfc(z / sqrt(2)) exp(z^2 / 2) with u = 1 / (1 + 0.3 z), z in [0, 14]: a
+/// relative-weighted least-squares fit against mpmath (4e-9 in double), rounded to f32,
+/// by test/unit/halide/gelu_coefficients.py, which also checks the whole evaluation
+/// below in f32.
+constexpr float kTailScale = 0.3f;
+constexpr float kTailCoefficients[] = {1.89187105e-07f, 0.119683102f,  0.119599484f,
+                                       0.110125959f,    0.0786082223f, 0.096052818f,
+                                       -0.0799114853f,  0.192977116f,  -0.2294586f,
+                                       0.113083877f,    -0.0207606684f};
+/// ln 2 in two parts, the first with 16 significant bits so that k ln2High is exact for
+/// the |k| <= 185 that occur here.
+constexpr float kLn2High = 0.693145751953125f, kLn2Low = 1.42860677e-06f;
+
+/// exp(a - d) for an exact a in [-128, 0] and a small d >= 0, to ~2 ulps: the range
+/// reduction a = k ln2 + r (|r| <= ln2 / 2) of Halide's exp, with d folded into the
+/// reduced argument, whose Taylor series to r^8 is accurate to 1e-9 on [-0.41, 0.35].
+/// Written out rather than Halide::exp(a) * exp(-d): under fast-math reassociation
+/// LLVM merged the computation of a into exp's reduction, which lost its extra
+/// precision (exp(-47.11) came out 2e-6 off, not 1e-7), and strict_float around exp
+/// cost 35% of the kernel (no FMAs, its constants spilled). Here only the two
+/// subtractions of the reduction are strict.
+Expr expOfExact(const Expr &a, const Expr &d) {
+  Expr k = Halide::round(a * 1.44269504f);
+  // strict_float: reassociated, the two subtractions would fold into a - k ln2.
+  Expr r = Halide::strict_float((a - k * kLn2High) - k * kLn2Low) - d;
+  Expr sum = 1.0f / 40320;
+  for (int n = 7; n >= 0; --n)
+    sum = sum * r + 1.0f / static_cast<float>(std::tgamma(n + 1.0));
+  Expr exponent = Halide::cast<int>(k);
+  Expr scale = Halide::reinterpret(Halide::Float(32), (exponent + 127) << 23);
+  // Below 2^-126 the scale is no float: the result is 0 (Phi(-13.2) ~ 1e-39).
+  return Halide::select(exponent < -126, 0.0f, sum * scale);
+}
+
+} // namespace
+
+/// GELU(x) = x Phi(x), with Phi(x) = 0.5 erfc(-x / sqrt(2)), in f32 to 4e-7 relative
+/// (~6 ulps) at every x in [-10, 10] (LowerLayersTest's GeluSweepRelativeError
+/// measures it against erfc in double). Halide 14's erf() would not do: it is itself
+/// 4.5e-7 off, and 1 + erf(x / sqrt(2)) cancels for negative x (measured with it:
+/// 1.3e-5 relative at x = -3, every digit lost by x = -5.5). So the kernel evaluates
+/// the tail T = Phi(-|x|) = exp(-x^2 / 2) H(1 / (1 + 0.3 |x|)) at every x (H is smooth
+/// on [0, 14], 1/2 at 0) and returns x T for negative x, x (1 - T) for positive x;
+/// neither cancels. exp(-x^2 / 2) would lose accuracy through the rounding of x^2
+/// (3e-6 relative at x = 10), so x = h + l with h keeping 12 significant bits: h^2 / 2
+/// is exact, and exp(-x^2 / 2) = exp(-h^2 / 2 - (x - h)(x + h) / 2). Per 16 elements:
+/// one division, ~25 FMAs, no branch; 1T [8, 128, 2048] in 1.33 ms (12.6 GB/s,
+/// compute bound) where Halide's erf() form takes 0.96 ms.
+Expr kiln::halide_backend::geluExact(Expr x) {
+  // |x| clamped to 16 (Phi(-16) is 0 in f32), so that no intermediate overflows for a
+  // finite x: with Halide's no-infinities fast-math flags an infinite intermediate is
+  // poison (x = 1e30 gave NaN without the clamp).
+  Expr z = Halide::min(Halide::abs(x), 16.0f);
+  Expr u = 1.0f / (1.0f + kTailScale * z);
+  Expr high = Halide::reinterpret(
+      Halide::Float(32), Halide::reinterpret(Halide::UInt(32), z) &
+                             Halide::Internal::make_const(Halide::UInt(32), 0xfffff000u));
+  Expr rest = (z - high) * (z + high);
+  Expr gauss = expOfExact((high * high) * -0.5f, rest * 0.5f);
+  Expr tail = gauss * horner(kTailCoefficients, u);
+  return x * Halide::select(x < 0.0f, tail, 1.0f - tail);
+}
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+/// The constant's values compiled into the kernel: a splat as one value (from its
+/// bits, so that an infinite splat survives the fast-math flags), anything else as a
+/// table baked into the object, as lowerSinusoid's frequencies. Scheduled as any
+/// pointwise kernel; kiln-fuse-attention and the canonicalizer consume the splats that
+/// models write (1 / sqrt(d_k)), so what reaches here is rare and small.
+LoweredKernel kiln::halide_backend::lowerConstant(ConstantOp op,
+                                                  const Halide::Target &target) {
+  RankedTensorType type = tensorType(op.result());
+  Extents extents = extentsOf(type);
+  std::vector<Halide::Var> vars = makeVars(type.getRank());
+  Func output("result");
+  auto values = op.value().getValues<float>();
+  if (op.value().isSplat()) {
+    output(vars) = floatBits(llvm::bit_cast<int32_t>(*values.begin()));
+  } else {
+    std::vector<int> sizes(extents.begin(), extents.end());
+    Halide::Buffer<float> table(sizes, "constant_values");
+    // Halide's dimension 0 is the tensor's last: the buffer's dense storage is the
+    // attribute's row-major order.
+    float *data = table.data();
+    for (float value : values)
+      *data++ = value;
+    output(vars) = table(asExprs(vars));
+  }
+  constrainLayout(output.output_buffer(), extents);
+  schedulePointwiseCpu({output, vars, extents}, target);
+  return {{}, output};
+}

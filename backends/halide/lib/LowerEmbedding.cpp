@@ -1,0 +1,189 @@
+//===- LowerEmbedding.cpp - Embeddings, positions and masks as Halide -----===//
+//
+// The inputs side of an encoder-decoder: rows of an embedding table, positions and
+// their sinusoidal encodings, and the masks (additive: 0 to keep, -inf to mask; or
+// boolean: 1 to mask, held as i32). Ops
+// with a `like` operand read only its shape: its buffer is an argument of the kernel
+// whose extent sizes the result. All of them are scheduled as pointwise kernels
+// (vectors along the last dimension, parallel rows when large enough).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerSupport.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::Var;
+
+namespace {
+
+/// A pointwise kernel's output Func over `extents`, pinned to them and to `source`
+/// for the dynamic ones, and scheduled.
+void finishPointwise(Func output, const std::vector<Var> &vars, const Extents &extents,
+                     const std::vector<Expr> &source, const Halide::Target &target) {
+  constrainLayout(output.output_buffer(), extents);
+  tieOutputExtents(output, extents, source);
+  schedulePointwiseCpu({output, vars, extents}, target);
+}
+
+/// The size of dimension `axis` (a tensor dimension) of the `like` operand.
+Expr likeExtent(const ImageParam &like, Value likeValue, int64_t axis) {
+  Extents extents = extentsOf(tensorType(likeValue));
+  return extentOf(like, extents, halideDim(static_cast<int>(extents.size()), axis));
+}
+
+} // namespace
+
+/// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
+/// along d. The id is clamped into the table: the runtime rejects out-of-range ids
+/// (the entry input's kiln.bounds) before any kernel runs, and the clamp keeps a
+/// kernel called without that check from reading outside the table. It is one scalar
+/// min/max per row, hoisted out of the vector loop.
+LoweredKernel kiln::halide_backend::lowerEmbedding(EmbeddingOp op,
+                                                   const Halide::Target &target) {
+  ImageParam table = makeInput(op.table(), "table"), ids = makeInput(op.ids(), "ids");
+  Extents tableExt = extentsOf(tensorType(op.table()));
+  Extents extents = extentsOf(tensorType(op.result()));
+  std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
+  std::vector<Var> idVars(vars.begin() + 1, vars.end());
+  Expr rows = extentOf(table, tableExt, 1);
+  Func output("result");
+  output(vars) = table(vars[0], Halide::clamp(ids(idVars), 0, rows - 1));
+  std::vector<Expr> source = {extentOf(table, tableExt, 0)};
+  for (size_t d = 0; d < idVars.size(); ++d)
+    source.push_back(ids.dim(static_cast<int>(d)).extent());
+  finishPointwise(output, vars, extents, source, target);
+  return {{table, ids}, output};
+}
+
+LoweredKernel kiln::halide_backend::lowerRange(RangeOp op, const Halide::Target &target) {
+  ImageParam like = makeInput(op.like(), "like");
+  Var i("d0");
+  Func output("result");
+  output(i) = i;
+  finishPointwise(output, {i}, extentsOf(tensorType(op.result())),
+                  {likeExtent(like, op.like(), op.axis())}, target);
+  return {{like}, output};
+}
+
+namespace {
+
+/// pi / 2 in three parts of 26, 26 and 53 bits (Cody and Waite): k * part is exact
+/// for |k| < 2^27, so the reduced angle is exact to ~1e-16 for positions up to 2e8
+/// (beyond, up to i32's 2^31, it is off by ~1e-7).
+constexpr double kHalfPi1 = 0x1.921fb50000000p+0;
+constexpr double kHalfPi2 = 0x1.110b460000000p-26;
+constexpr double kHalfPi3 = 0x1.1a62633145c07p-54;
+constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+
+/// Halide has no implicit double -> Expr conversion (it would hide f64 arithmetic).
+Expr f64(double value) { return Expr(value); }
+
+/// (-1)^floor(n/2) / n!, the coefficient of r^n in the Taylor series of sin (n odd)
+/// or cos (n even) at 0.
+Expr taylorCoefficient(int n) {
+  return f64(((n / 2) % 2 ? -1.0 : 1.0) / std::tgamma(n + 1.0));
+}
+
+/// The Taylor series of sin and cos at 0 in f64, to r^11 and r^12: the truncation error
+/// is < 1e-11 for |r| <= pi / 4.
+Expr sinSeries(const Expr &r) {
+  Expr r2 = r * r, sum = f64(0);
+  for (int n = 11; n >= 3; n -= 2)
+    sum = (sum + taylorCoefficient(n)) * r2;
+  return r + r * sum;
+}
+
+Expr cosSeries(const Expr &r) {
+  Expr r2 = r * r, sum = f64(0);
+  for (int n = 12; n >= 2; n -= 2)
+    sum = (sum + taylorCoefficient(n)) * r2;
+  return f64(1) + sum;
+}
+
+} // namespace
+
+/// PE(d, p) = sin(p w(d)) for even d, cos(p w(d)) for odd d, w(d) = 10000^-(2 floor(d/2)
+/// / D), to f32 rounding of the interpreter's double. In f32 the angle alone would be
+/// off by up to 1.2e-4 at p = 2048 (p w rounded to 24 bits; the tolerance is 1e-5), and
+/// Halide 14's sin/cos are scalar libm calls (fast_sin/fast_cos are 1e-5 absolute), so
+/// the kernel works in f64 with its own vectorisable sin and cos: the angle p w(d)
+/// (w(d) computed in double here, as the interpreter does, and compiled into the
+/// kernel as a D-entry table), reduced to r in [-pi/4, pi/4] and quadrant q, then the
+/// Taylor series of sin or cos of r as q and the column's parity pick. It is a small
+/// table ([S, D] for a sequence of S), so the f64 work costs little: [128, 512] in
+/// 72 us on one core (SchedulesCpu.cpp).
+LoweredKernel kiln::halide_backend::lowerSinusoid(SinusoidOp op,
+                                                  const Halide::Target &target) {
+  ImageParam positions = makeInput(op.positions(), "positions");
+  Extents extents = extentsOf(tensorType(op.result()));
+  int features = static_cast<int>(extents[0]); // static, positive, even: the verifier
+  Halide::Buffer<double> frequency(features, "sinusoid_frequency");
+  for (int d = 0; d < features; ++d)
+    frequency(d) = 1.0 / std::pow(10000.0, double(d / 2 * 2) / features);
+
+  std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
+  std::vector<Var> positionVars(vars.begin() + 1, vars.end());
+  Var d = vars[0];
+  Expr angle = Halide::cast<double>(positions(positionVars)) * frequency(d);
+  Expr k = Halide::round(angle * f64(kTwoOverPi));
+  // strict_float: reassociated, the three subtractions would fold into one.
+  Expr r = Halide::strict_float(((angle - k * f64(kHalfPi1)) - k * f64(kHalfPi2)) -
+                                k * f64(kHalfPi3));
+  // sin(r + q pi/2) for sin, sin(r + (q + 1) pi/2) for cos; the quadrant wraps mod 4.
+  Expr quadrant = (Halide::cast<int>(k) + (d & 1)) & 3;
+  Expr s = sinSeries(r), c = cosSeries(r);
+  Func output("result");
+  output(vars) = Halide::cast<float>(
+      Halide::select(quadrant == 0, s, quadrant == 1, c, quadrant == 2, -s, -c));
+  std::vector<Expr> source = {features};
+  for (size_t i = 0; i < positionVars.size(); ++i)
+    source.push_back(positions.dim(static_cast<int>(i)).extent());
+  finishPointwise(output, vars, extents, source, target);
+  return {{positions}, output};
+}
+
+namespace {
+
+/// A mask's value where `masked` holds or not: for an f32 result 0 or -inf (as a bit
+/// pattern: see floatBits), for an i1 result 0 or 1 (held as i32, see lowerOp).
+Expr maskValue(Value result, const Expr &masked) {
+  if (tensorType(result).getElementType().isInteger(1))
+    return Halide::select(masked, 1, 0);
+  return floatBits(Halide::select(masked, kNegInfBits, 0));
+}
+
+} // namespace
+
+/// result(j, b) = 0 where j < lengths(b), else -inf; the boolean form is true (1) where
+/// the additive one is -inf.
+LoweredKernel kiln::halide_backend::lowerPaddingMask(PaddingMaskOp op,
+                                                     const Halide::Target &target) {
+  ImageParam lengths = makeInput(op.lengths(), "lengths"),
+             like = makeInput(op.like(), "like");
+  Var j("d0"), b("d1");
+  Func output("result");
+  output(j, b) = maskValue(op.result(), j >= lengths(b));
+  finishPointwise(output, {j, b}, extentsOf(tensorType(op.result())),
+                  {likeExtent(like, op.like(), op.axis()), lengths.dim(0).extent()},
+                  target);
+  return {{lengths, like}, output};
+}
+
+/// result(j, i) = 0 where key j <= query i, else -inf (boolean form: 1).
+LoweredKernel kiln::halide_backend::lowerCausalMask(CausalMaskOp op,
+                                                    const Halide::Target &target) {
+  ImageParam like = makeInput(op.like(), "like");
+  Var j("d0"), i("d1");
+  Func output("result");
+  output(j, i) = maskValue(op.result(), j > i);
+  Expr n = likeExtent(like, op.like(), op.axis());
+  finishPointwise(output, {j, i}, extentsOf(tensorType(op.result())), {n, n}, target);
+  return {{like}, output};
+}

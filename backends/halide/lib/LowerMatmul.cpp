@@ -1,0 +1,206 @@
+//===- LowerMatmul.cpp - matmul and linear as Halide algorithms -----------===//
+//
+// Both ops are one product, out(n, m, batch...) = sum_k lhs'(k, m, ...) rhs'(n, k, ...),
+// scheduled by scheduleMatmulCpu; linear is x . W^T with its bias added by the output
+// stage, i.e. in the output tile that the product's accumulators have just filled, never
+// in a second pass over the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerSupport.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::OutputImageParam;
+using Halide::Var;
+
+namespace {
+
+/// The operands of a product and what the output's extents come from.
+struct ProductOperands {
+  ImageParam lhs, rhs;
+  Extents lhsExt, rhsExt;
+  bool transposeLhs = false, transposeRhs = false;
+  /// The sizes of the output's n and m.
+  Expr N, M;
+};
+
+/// Defines kernel.product and kernel.packedRhs over kernel.vars (which, with
+/// kernel.extents, the caller has set: n, m, batch...). A rank-1 lhs is a single row: m
+/// is then a static 1 that the lhs does not index.
+ProductOperands defineProduct(MatmulKernel &kernel, Value lhsValue, Value rhsValue,
+                              bool transposeLhs, bool transposeRhs,
+                              const std::string &lhsName = "lhs",
+                              const std::string &rhsName = "rhs") {
+  ProductOperands p;
+  p.lhsExt = extentsOf(tensorType(lhsValue));
+  p.rhsExt = extentsOf(tensorType(rhsValue));
+  p.lhs = makeInput(lhsValue, lhsName);
+  p.rhs = makeInput(rhsValue, rhsName);
+  p.transposeLhs = transposeLhs;
+  p.transposeRhs = transposeRhs;
+  const Extents &lhsExt = p.lhsExt, &rhsExt = p.rhsExt;
+  ImageParam lhs = p.lhs, rhs = p.rhs;
+  int rank = static_cast<int>(kernel.extents.size());
+  kernel.transposeRhs = transposeRhs;
+  kernel.lhsVaries.assign(rank, false);
+  kernel.rhsVaries.assign(rank, false);
+  for (int d = 2; d < rank; ++d) {
+    kernel.lhsVaries[d] = d < static_cast<int>(lhsExt.size()) && lhsExt[d] != 1;
+    kernel.rhsVaries[d] = d < static_cast<int>(rhsExt.size()) && rhsExt[d] != 1;
+  }
+  Var n = kernel.vars[0], m = kernel.vars[1];
+
+  // Halide dims of the matrix dimensions: [..., M, K] is (k, m), transposed (m, k).
+  bool lhsIsRow = lhsExt.size() == 1;
+  int lhsK = transposeLhs ? 1 : 0, lhsM = lhsIsRow ? -1 : 1 - lhsK;
+  int rhsK = transposeRhs ? 0 : 1, rhsN = 1 - rhsK;
+  p.M = lhsIsRow ? Expr(1) : extentOf(lhs, lhsExt, lhsM);
+  p.N = extentOf(rhs, rhsExt, rhsN);
+  kernel.contraction = isStatic(lhsExt[lhsK]) ? lhsExt[lhsK] : rhsExt[rhsK];
+  Expr K = isStatic(kernel.contraction) ? Expr(static_cast<int>(kernel.contraction))
+                                        : lhs.dim(lhsK).extent();
+  if (!isStatic(lhsExt[lhsK]) && isStatic(kernel.contraction))
+    lhs.dim(lhsK).set_extent(K);
+  if (!isStatic(rhsExt[rhsK]))
+    rhs.dim(rhsK).set_extent(K);
+  kernel.k = Halide::RDom(0, K, "k");
+  Expr k = kernel.k.x;
+  // The dynamic sizes that can make the product empty (see MatmulKernel::emptyProduct).
+  std::vector<Expr> empty;
+  if (!isStatic(kernel.contraction))
+    empty.push_back(K == 0);
+  if (!isStatic(kernel.extents[0]))
+    empty.push_back(p.N == 0);
+  if (!isStatic(kernel.extents[1]))
+    empty.push_back(p.M == 0);
+  for (int d = 2; d < rank; ++d) {
+    if (kernel.lhsVaries[d] && !isStatic(lhsExt[d]))
+      empty.push_back(lhs.dim(d).extent() == 0);
+    if (kernel.rhsVaries[d] && !isStatic(rhsExt[d]))
+      empty.push_back(rhs.dim(d).extent() == 0);
+  }
+  for (const Expr &condition : empty)
+    kernel.emptyProduct =
+        kernel.emptyProduct.defined() ? kernel.emptyProduct || condition : condition;
+
+  // A schedule computes whole register tiles and drops what lies past the end, so the
+  // rows it reads are clamped; the clamp is per row, hoisted out of the k loop.
+  std::vector<Expr> lhsIndex = broadcastIndex(lhsExt, kernel.vars);
+  lhsIndex[lhsK] = k;
+  if (!lhsIsRow)
+    lhsIndex[lhsM] = Halide::clamp(m, 0, p.M - 1);
+  for (size_t d = 2; d < lhsIndex.size(); ++d)
+    if (kernel.lhsVaries[d])
+      lhsIndex[d] = Halide::clamp(kernel.vars[d], 0, lhs.dim(d).extent() - 1);
+
+  // The same holds for columns; `likely` lets Halide peel the clamp off every panel
+  // but the last.
+  kernel.packN = Var("pn");
+  kernel.packK = Var("pk");
+  std::vector<Var> packVars = {kernel.packN, kernel.packK};
+  for (size_t d = 2; d < rhsExt.size(); ++d)
+    packVars.emplace_back("pb" + std::to_string(d));
+  std::vector<Expr> rhsIndex = asExprs(packVars);
+  rhsIndex[rhsN] = Halide::clamp(Halide::likely(kernel.packN), 0, p.N - 1);
+  rhsIndex[rhsK] = kernel.packK;
+  kernel.packedRhs = Func("packed_rhs");
+  kernel.packedRhs(packVars) = rhs(rhsIndex);
+
+  std::vector<Expr> packIndex = broadcastIndex(rhsExt, kernel.vars);
+  packIndex[0] = n;
+  packIndex[1] = k;
+  kernel.product = Func("product");
+  kernel.product(kernel.vars) = 0.0f;
+  kernel.product(kernel.vars) += lhs(lhsIndex) * kernel.packedRhs(packIndex);
+  return p;
+}
+
+/// The product's value at the output's point: 0 without reading `product` when it is
+/// empty (see MatmulKernel::emptyProduct).
+Expr productValue(const MatmulKernel &kernel) {
+  Expr value = kernel.product(kernel.vars);
+  if (kernel.emptyProduct.defined())
+    value = Halide::select(kernel.emptyProduct, 0.0f, value);
+  return value;
+}
+
+/// Pins the output of `kernel` (`out`, which may be an intermediate Func's buffer
+/// when the kernel's output wraps it) to the operands' extents.
+void constrainProductOutput(const MatmulKernel &kernel, const ProductOperands &p,
+                            OutputImageParam out) {
+  constrainLayout(out, kernel.extents);
+  if (!isStatic(kernel.extents[0]))
+    out.dim(0).set_extent(p.N);
+  if (!isStatic(kernel.extents[1]))
+    out.dim(1).set_extent(p.M);
+  ExtentSource sources;
+  sources.operands = {{p.lhs, p.lhsExt}, {p.rhs, p.rhsExt}};
+  int rank = static_cast<int>(kernel.extents.size());
+  for (int d = 2; d < rank; ++d)
+    sources.tie(out, d, kernel.extents[d],
+                {d < static_cast<int>(p.lhsExt.size()) ? d : -1,
+                 d < static_cast<int>(p.rhsExt.size()) ? d : -1});
+}
+
+} // namespace
+
+LoweredKernel kiln::halide_backend::lowerMatmul(MatmulOp op,
+                                                const Halide::Target &target) {
+  MatmulKernel kernel;
+  RankedTensorType resultType = tensorType(op.result());
+  kernel.extents = extentsOf(resultType);
+  kernel.vars = makeVars(resultType.getRank());
+  ProductOperands p =
+      defineProduct(kernel, op.lhs(), op.rhs(), op.transpose_lhs(), op.transpose_rhs());
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = productValue(kernel);
+  constrainProductOutput(kernel, p, kernel.output.output_buffer());
+  scheduleMatmulCpu(kernel, target);
+  return {{p.lhs, p.rhs}, kernel.output};
+}
+
+/// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which takes the
+/// dot-product schedule for the model's shapes (K = 512 or 2048 with few or many rows,
+/// see useDotProduct), and the bias added to each output tile as it is stored. For a
+/// rank-1 input the product is a 1-row matrix, copied into the 1-D result (an extra
+/// N floats, next to the N x K weight the product streams).
+LoweredKernel kiln::halide_backend::lowerLinear(LinearOp op,
+                                                const Halide::Target &target) {
+  MatmulKernel kernel;
+  RankedTensorType resultType = tensorType(op.result());
+  int rank = resultType.getRank();
+  bool vector = rank == 1;
+  kernel.extents = extentsOf(resultType);
+  if (vector)
+    kernel.extents.push_back(1);
+  kernel.vars = makeVars(static_cast<int>(kernel.extents.size()));
+  ProductOperands p =
+      defineProduct(kernel, op.input(), op.weight(),
+                    /*transposeLhs=*/false, /*transposeRhs=*/true, "input", "weight");
+  ImageParam bias = makeInput(op.bias(), "bias");
+  if (!isStatic(extentsOf(tensorType(op.bias()))[0]))
+    bias.dim(0).set_extent(p.N);
+
+  Func result("result");
+  kernel.output = vector ? Func("linear_row") : result;
+  kernel.output(kernel.vars) = productValue(kernel) + bias(kernel.vars[0]);
+  if (!vector) {
+    constrainProductOutput(kernel, p, result.output_buffer());
+    scheduleMatmulCpu(kernel, target);
+    return {{p.lhs, p.rhs, bias}, result};
+  }
+  Var n = kernel.vars[0];
+  result(n) = kernel.output(n, 0);
+  Extents resultExtents = extentsOf(resultType);
+  constrainLayout(result.output_buffer(), resultExtents);
+  tieOutputExtents(result, resultExtents, {p.N});
+  scheduleMatmulCpu(kernel, target);
+  kernel.output.compute_root();
+  schedulePointwiseCpu({result, {n}, resultExtents}, target);
+  return {{p.lhs, p.rhs, bias}, result};
+}

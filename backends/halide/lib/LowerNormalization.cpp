@@ -1,0 +1,223 @@
+//===- LowerNormalization.cpp - Row reductions as Halide algorithms -------===//
+//
+// softmax, log_softmax, layer_norm and argmax: per-row statistics (reductions along one
+// axis) and a pass that uses them. The -inf and NaN cases follow the reference
+// interpreter; because Halide compiles with no-infinities/no-NaNs fast-math flags, every
+// test for them is strict_float (or is_nan, which always is), and results that are -inf
+// or NaN are selected as bit patterns (floatBits) rather than as float constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerSupport.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::OutputImageParam;
+using Halide::Var;
+
+namespace {
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+/// The output has the input's shape: pin its dynamic extents to the input's.
+void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extents) {
+  constrainLayout(out.output_buffer(), extents);
+  std::vector<Expr> source;
+  for (size_t d = 0; d < extents.size(); ++d)
+    source.push_back(input.dim(static_cast<int>(d)).extent());
+  tieOutputExtents(out, extents, source);
+}
+
+} // namespace
+
+LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
+                                                 const Halide::Target &target) {
+  SoftmaxKernel kernel;
+  ImageParam input = makeInput(op.input(), "input");
+  RankedTensorType type = tensorType(op.input());
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  kernel.axis = halideDim(rank, op.axis());
+  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
+  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
+
+  kernel.max = Func("row_max");
+  kernel.max(rows) = -kInf;
+  kernel.max(rows) = Halide::max(kernel.max(rows),
+                                 input(withAxis(kernel.vars, kernel.axis, kernel.r.x)));
+  // A fully masked row has max -inf; subtracting 0 instead keeps (-inf) - (-inf) out,
+  // and the zero-sum guard below turns the row into zeros. Halide compiles with
+  // no-infinities fast-math flags, so the tests for -inf are strict_float, and masked
+  // elements are selected to 0 rather than trusted to exp(-inf).
+  Expr max = kernel.max(rows);
+  Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
+  Expr x = input(kernel.vars);
+  kernel.exp = Func("row_exp");
+  kernel.exp(kernel.vars) =
+      Halide::select(Halide::strict_float(x == -kInf), 0.0f, Halide::exp(x - safeMax));
+  kernel.sum = Func("row_sum");
+  kernel.sum(rows) = 0.0f;
+  kernel.sum(rows) += kernel.exp(withAxis(kernel.vars, kernel.axis, kernel.r.x));
+  Expr sum = kernel.sum(rows);
+  Expr invSum = Halide::select(sum == 0.0f, 0.0f, 1.0f / sum);
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = kernel.exp(kernel.vars) * invSum;
+
+  sameExtentsAsInput(kernel.output, input, kernel.extents);
+  scheduleSoftmaxCpu(kernel, target);
+  return {{input}, kernel.output};
+}
+
+/// x - max - log(sum(exp(x - max))) in three passes over the row: the max (with a flag
+/// for a NaN or +inf in the row, the two values that make the interpreter's row NaN),
+/// the sum, the result. exp runs in the sum only, so it is not staged as in softmax.
+LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
+                                                    const Halide::Target &target) {
+  SoftmaxKernel kernel;
+  ImageParam input = makeInput(op.input(), "input");
+  RankedTensorType type = tensorType(op.input());
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  kernel.axis = halideDim(rank, op.axis());
+  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
+  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
+
+  // The max and the flag in one reduction (a Tuple): one pass over the row.
+  Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
+  Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
+  kernel.max = Func("row_max");
+  kernel.max(rows) = Halide::Tuple(-kInf, Halide::cast<uint8_t>(0));
+  kernel.max(rows) = Halide::Tuple(Halide::max(kernel.max(rows)[0], xr),
+                                   Halide::max(kernel.max(rows)[1], invalid));
+  Expr max = kernel.max(rows)[0];
+  Expr rowInvalid = kernel.max(rows)[1] != 0;
+  // As in softmax: a fully masked row subtracts 0, masked elements add 0.
+  Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
+  kernel.sum = Func("row_sum");
+  kernel.sum(rows) = 0.0f;
+  // The subtraction is strict for the reason given at `value` below.
+  kernel.sum(rows) += Halide::select(Halide::strict_float(xr == -kInf), 0.0f,
+                                     Halide::exp(Halide::strict_float(xr - safeMax)));
+  // sum >= 1 (the max contributes exp(0)) unless every element is -inf, and then every
+  // element takes the -inf branch: log(0) is computed but never selected.
+  Expr logSum = Halide::log(kernel.sum(rows));
+  Expr x = input(kernel.vars);
+  // strict_float: with fast-math flags the subtraction would be assumed never to meet
+  // an infinity, and LLVM then drops the -inf branch below (measured: masked rows came
+  // out NaN); it also keeps the two subtractions in the interpreter's order.
+  Expr value =
+      Halide::reinterpret(Halide::Int(32), Halide::strict_float((x - safeMax) - logSum));
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = floatBits(Halide::select(
+      rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
+
+  sameExtentsAsInput(kernel.output, input, kernel.extents);
+  scheduleSoftmaxCpu(kernel, target);
+  return {{input}, kernel.output};
+}
+
+LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
+                                                   const Halide::Target &target) {
+  LayerNormKernel kernel;
+  ImageParam input = makeInput(op.input(), "input");
+  ImageParam gamma = makeInput(op.gamma(), "gamma"), beta = makeInput(op.beta(), "beta");
+  RankedTensorType type = tensorType(op.input());
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  Expr features = extentOf(input, kernel.extents, 0);
+  if (!isStatic(kernel.extents[0])) {
+    gamma.dim(0).set_extent(features);
+    beta.dim(0).set_extent(features);
+  }
+  std::vector<Var> rows = withoutAxis(kernel.vars, 0);
+  kernel.r = Halide::RDom(0, features, "r");
+  Expr count = Halide::cast<float>(features);
+
+  // Two passes over the row, both relative to its first element: the deviations
+  // (x - x0) - mean(x - x0) stay accurate when every x is ~1000 with unit spread, where
+  // a float mean itself is off by half an ulp of 1000 and E[x^2] - E[x]^2 cancels to
+  // noise. strict_float keeps Halide's default reassociation from folding the two
+  // subtractions back into x - (x0 + mean).
+  Expr first = input(withAxis(kernel.vars, 0, 0));
+  kernel.sum = Func("row_sum");
+  kernel.sum(rows) = 0.0f;
+  kernel.sum(rows) += input(withAxis(kernel.vars, 0, kernel.r.x)) - first;
+  Expr mean = kernel.sum(rows) / count;
+  auto deviation = [&](Expr x) { return Halide::strict_float((x - first) - mean); };
+  kernel.squares = Func("row_squares");
+  kernel.squares(rows) = 0.0f;
+  Expr d = deviation(input(withAxis(kernel.vars, 0, kernel.r.x)));
+  kernel.squares(rows) += d * d;
+  Expr epsilon = op.epsilon().convertToFloat();
+  Expr invStd = 1.0f / Halide::sqrt(kernel.squares(rows) / count + epsilon);
+  Var feature = kernel.vars[0];
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) =
+      deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature);
+
+  sameExtentsAsInput(kernel.output, input, kernel.extents);
+  scheduleLayerNormCpu(kernel, target);
+  return {{input, gamma, beta}, kernel.output};
+}
+
+/// The first index of the row's maximum, or of its first NaN, in two vectorisable
+/// passes: the max, then the least key over the row, where element j's key is j for a
+/// NaN, L + j for an element equal to the max, 2L otherwise (L: the row length). Both
+/// are min/max reductions, which Halide can split into vector lanes (rfactor); the
+/// textbook argmax (keep {index, value}, replace on greater) is a serial chain, and
+/// its lanes, each holding every 16th element, would have to be merged by index
+/// to keep the first of equal maxima. When a NaN is present the max may be anything
+/// (fast-math max drops NaNs in either operand order), but then a NaN's key wins.
+LoweredKernel kiln::halide_backend::lowerArgmax(ArgmaxOp op,
+                                                const Halide::Target &target) {
+  ArgmaxKernel kernel;
+  ImageParam input = makeInput(op.input(), "input");
+  RankedTensorType type = tensorType(op.input());
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  kernel.axis = halideDim(rank, op.axis());
+  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
+  Expr length = extentOf(input, kernel.extents, kernel.axis);
+  kernel.r = Halide::RDom(0, length, "r");
+  Expr j = kernel.r.x;
+  Expr x = input(withAxis(kernel.vars, kernel.axis, j));
+
+  kernel.max = Func("row_max");
+  kernel.max(rows) = -kInf;
+  kernel.max(rows) = Halide::max(kernel.max(rows), x);
+  Expr none = 2 * length;
+  kernel.key = Func("row_key");
+  kernel.key(rows) = none;
+  Expr isMax = Halide::strict_float(x == kernel.max(rows));
+  kernel.key(rows) = Halide::min(
+      kernel.key(rows), Halide::select(Halide::is_nan(x), j, isMax, j + length, none));
+  Expr key = kernel.key(rows);
+  Expr index = Halide::select(key >= length, key - length, key);
+  // An empty row has no index to give (the interpreter's error): a run-time error,
+  // raised only when the result has elements.
+  if (!isStatic(kernel.extents[kernel.axis]))
+    index = Halide::require(length > 0, index, "argmax along an axis of size 0");
+  kernel.output = Func("result");
+  kernel.output(rows) = index;
+
+  Extents outExtents = kernel.extents;
+  outExtents.erase(outExtents.begin() + kernel.axis);
+  constrainLayout(kernel.output.output_buffer(), outExtents);
+  std::vector<Expr> source;
+  for (int d = 0; d < rank; ++d)
+    if (d != kernel.axis)
+      source.push_back(input.dim(d).extent());
+  tieOutputExtents(kernel.output, outExtents, source);
+  scheduleArgmaxCpu(kernel, target);
+  return {{input}, kernel.output};
+}

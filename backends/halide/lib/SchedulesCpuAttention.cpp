@@ -1,0 +1,255 @@
+//===- SchedulesCpuAttention.cpp - CPU schedule of the fused attention ----===//
+//
+// Parallel over (query tile, batch...) tasks; per task, the state of one query tile
+// stays in L1/L2 while the loop over key tiles computes, per key tile, q.k^T (a
+// register-tiled product), the tile's max, the weights (one exp each), their sum, and
+// P.v (a register-tiled product, vectors along the value row) block by block right
+// where the state's update consumes it.
+//
+// Measured on the project machine (2 cores of a Zen 5 EPYC, AVX-512, 117 GFLOP/s fp32
+// FMA peak per core) by bench/attention_bench.cpp: JIT, [1, 8, S, 64], causal, medians.
+// GFLOP/s count the useful causal work, 2 S (S + 1) / 2 (d + dv) per head:
+//
+//                 1T                  2T                 unfused kernels, 2T
+//   S = 512    3.59 ms  75 GFLOP/s   1.86 ms  144          6.0-6.3 ms (3.3x slower)
+//   S = 1024   13.5     79           6.9      156          19.5-19.9  (2.9x)
+//   S = 2048   51.8     83           25.9     166          74.7-79.6  (2.9x)
+//   (no mask, not causal, S = 1024, 1T: 24.3 ms, 88 GFLOP/s, 75% of the FMA peak)
+//
+// perf on the AOT kernel (1T, S = 1024, causal): the two register-tiled products take
+// ~75% of the cycles and run at ~113 GFLOP/s while they do (97% of the peak); the exp
+// of the weights ~10%; the rest is the max and sum passes, the state's update and the
+// causal waste (whole tiles on the diagonal: 6% more products than the useful work at
+// S = 1024 with 64 x 64 tiles, 24% at S = 512). bench/attention_bench.cpp compares the
+// kernel with the unfused kernels and PyTorch.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SchedulesAttention.h"
+#include "SchedulesCpuSupport.h"
+
+#include <algorithm>
+
+using namespace Halide;
+using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::cpu;
+
+namespace {
+
+int64_t roundUp(int64_t x, int64_t multiple) {
+  return (x + multiple - 1) / multiple * multiple;
+}
+
+/// The largest power of two <= x (x >= 1).
+int floorPowerOfTwo(int64_t x) {
+  int p = 1;
+  while (2 * p <= x)
+    p *= 2;
+  return p;
+}
+
+} // namespace
+
+/// Register tiles of 16 accumulators: 4 query vectors x 4 keys for q.k^T (+ 4 query
+/// vectors and 1 broadcast key value loaded per step of d), 4 value vectors x 4 rows
+/// for P.v. On AVX-512 (32 zmm) bigger tiles were no faster: 1T, S = 1024, no mask,
+/// ms: 64-row query tiles with 4 x 4 tiles 24.3; 48 rows, 3 x 8 and 4 x 6 tiles 25.4;
+/// 32 rows, 2 x 12 and 4 x 4: 26.2; 96 rows, 6 x 4 / 4 x 6: 26.0; 4 x 8 for P.v: 25.4.
+/// Key tiles of 128 were 1% faster at S = 1024 without causality but visit up to 64
+/// more masked keys per diagonal tile; 64 it is (S = 512 causal, 1T: 64 x 64 tiles
+/// 3.62 ms, 64 x 32 3.76, 32 x 64 3.73, 32 x 32 3.53: within the noise). AVX2 (16
+/// ymm) gets 8 accumulators (not tuned).
+AttentionTiles kiln::halide_backend::chooseAttentionTilesCpu(const Target &target,
+                                                             int64_t queries,
+                                                             int64_t keys,
+                                                             int64_t valueDim) {
+  AttentionTiles tiles;
+  const int width = target.natural_vector_size(Float(32));
+  const int accumulators = width >= 16 ? 16 : 8;
+  tiles.width = width;
+  if (isStatic(queries) && queries <= 4) {
+    // A decode step (one query) or a few queries: one tile of exactly those rows.
+    tiles.dotScores = true;
+    tiles.queryTile = static_cast<int>(std::max<int64_t>(queries, 1));
+    tiles.valueRows = tiles.queryTile;
+    tiles.scoreKeys = 8;
+    tiles.keyTile = 64;
+    return tiles;
+  }
+  tiles.queryTile = 4 * width;
+  // Fewer static queries: one vector of rows, or two, not four.
+  if (isStatic(queries))
+    tiles.queryTile =
+        static_cast<int>(std::min<int64_t>(tiles.queryTile, roundUp(queries, width)));
+  int queryVectors = tiles.queryTile / width;
+  tiles.scoreKeys = floorPowerOfTwo(std::max(1, accumulators / queryVectors));
+  tiles.keyTile = 64;
+  if (isStatic(keys))
+    tiles.keyTile = static_cast<int>(
+        std::min<int64_t>(tiles.keyTile, roundUp(std::max<int64_t>(keys, 1), width)));
+  tiles.keyTile = static_cast<int>(roundUp(tiles.keyTile, tiles.scoreKeys));
+  int64_t valueVectors = (isStatic(valueDim) ? roundUp(valueDim, width) : 64) / width;
+  tiles.valueRows = std::min(floorPowerOfTwo(std::max<int64_t>(
+                                 1, accumulators / std::max<int64_t>(valueVectors, 1))),
+                             tiles.queryTile);
+  return tiles;
+}
+
+namespace {
+
+/// q.k^T with vectors across queries: a 4-vector x 4-key register tile is updated
+/// inside the loop over d (4 loads of the transposed query tile and 4 broadcast key
+/// values per 16 FMAs, all from L1/L2). The row statistics and the weights are
+/// vectors across queries too: no horizontal steps anywhere.
+void scheduleScoresAcrossQueries(const AttentionKernel &kernel, const Func &out, Var task,
+                                 RVar keyTile) {
+  const AttentionTiles &tiles = kernel.tiles;
+  const int width = tiles.width;
+  Func state = kernel.state, queries = kernel.queries, scores = kernel.scores,
+       weights = kernel.weights;
+  queries.compute_at(out, task).vectorize(kernel.ii, width);
+  scores.compute_at(state, keyTile).vectorize(kernel.ii, width);
+  Var iv("iv"), io("io"), ji("ji"), jo("jo");
+  scores.update()
+      .split(kernel.ii, io, iv, width)
+      .split(kernel.jj, jo, ji, tiles.scoreKeys)
+      .reorder(iv, io, ji, kernel.contraction.x, jo)
+      .vectorize(iv)
+      .unroll(io)
+      .unroll(ji);
+  for (Func stats : {kernel.tileMax, kernel.tileSum}) {
+    stats.compute_at(state, keyTile).vectorize(kernel.ii, width);
+    stats.update().vectorize(kernel.ii, width);
+  }
+  weights.compute_at(state, keyTile).vectorize(kernel.ii, width);
+}
+
+/// Reduces `stats` (one update over `r`, per query row) with `width` lanes of partial
+/// results along the keys and one horizontal step per row.
+void vectorizeOverKeys(Func stats, RVar r, int width, const Func &state, RVar keyTile) {
+  Var lane("lane");
+  RVar outer("ko"), inner("ki");
+  Func partial = stats.update().split(r, outer, inner, width).rfactor(inner, lane);
+  stats.compute_at(state, keyTile);
+  stats.update().atomic().vectorize(inner);
+  partial.compute_at(state, keyTile).vectorize(lane);
+  partial.update().vectorize(lane);
+}
+
+/// For a few queries (a decode step): q.k^T as dot products along d, `width` lanes of
+/// partial sums per key (rfactor) and one horizontal sum per key, scoreKeys keys in
+/// registers at a time, as the matmul's dot-product schedule does for x . W^T; the
+/// query rows are stored with d contiguous. Everything else runs along the keys.
+/// Measured, [B, 8, 1, 64] against a cache of Tk keys, 2T, ms, this schedule vs the
+/// one across queries (16 lanes, 15 of them copies of the query), and the unfused
+/// kernels (matmul, softmax, matmul; no scale or mask kernel counted):
+///   B = 1, Tk = 2048:  0.15 vs 0.55-0.78    unfused 0.22
+///   B = 8, Tk = 512:   0.40 vs 1.5-2.8      unfused 0.47
+///   B = 8, Tk = 2048:  3.0  vs 5.4-10.8     unfused 3.7  (K and V streamed from
+///                                                         memory: 67 MB)
+/// The rfactor's partial sums need their lanes innermost in storage (reorder_storage
+/// below): inheriting the scores' key-major order, they were 3x slower.
+void scheduleDotScores(const AttentionKernel &kernel, const Func &out, Var task,
+                       RVar keyTile) {
+  const AttentionTiles &tiles = kernel.tiles;
+  const int width = tiles.width;
+  Func state = kernel.state, queries = kernel.queries, scores = kernel.scores,
+       weights = kernel.weights;
+  queries.compute_at(out, task)
+      .reorder_storage(kernel.c, kernel.ii)
+      .vectorize(kernel.c, width, kGuard);
+
+  Var lane("lane"), jo("jo"), ji("ji");
+  RVar dOuter("do"), dInner("di");
+  Func partial = scores.update()
+                     .split(kernel.contraction.x, dOuter, dInner, width, kGuard)
+                     .rfactor(dInner, lane);
+  scores.compute_at(state, keyTile).reorder_storage(kernel.jj, kernel.ii);
+  scores.update().atomic().vectorize(dInner);
+  std::vector<VarOrRVar> loops = {lane, ji, kernel.ii, dOuter, jo};
+  partial.compute_at(state, keyTile)
+      .reorder_storage(lane, kernel.jj, kernel.ii)
+      .vectorize(lane)
+      .unroll(kernel.jj);
+  partial.update()
+      .split(kernel.jj, jo, ji, tiles.scoreKeys)
+      .reorder(loops)
+      .vectorize(lane)
+      .unroll(ji)
+      .unroll(kernel.ii);
+  vectorizeOverKeys(kernel.tileMax, kernel.keys.x, width, state, keyTile);
+  vectorizeOverKeys(kernel.tileSum, kernel.keys.x, width, state, keyTile);
+  weights.compute_at(state, keyTile)
+      .reorder_storage(kernel.jj, kernel.ii)
+      .vectorize(kernel.jj, width);
+}
+
+} // namespace
+
+void kiln::halide_backend::scheduleAttentionCpu(const AttentionKernel &kernel,
+                                                const Target &target) {
+  const AttentionTiles &tiles = kernel.tiles;
+  const int width = tiles.width;
+  Func out = kernel.output, state = kernel.state;
+  if (kernel.empty.defined())
+    out.specialize(kernel.empty);
+
+  // Tasks: one query tile of one batch index (B x H x ceil(Tq / queryTile) of them:
+  // 64 at B = 1, H = 8, S = 512), big enough (~1-20 MFLOP) to hide the thread pool.
+  bool staticValues = isStatic(kernel.valueDim);
+  TailStrategy valueTail =
+      staticValues && kernel.valueDim % width == 0 ? TailStrategy::Auto : kGuard;
+  Var qo("qo"), qi("qi");
+  out.split(kernel.i, qo, qi, tiles.queryTile, kGuard)
+      .vectorize(kernel.c, width, valueTail);
+  std::vector<VarOrRVar> order = {kernel.c, qi, qo};
+  std::vector<Var> taskVars = {qo};
+  for (const Var &b : kernel.batch) {
+    order.push_back(b);
+    taskVars.push_back(b);
+  }
+  out.reorder(order);
+  Var task = fuseLoops(out, taskVars, "tasks");
+  out.parallel(task);
+
+  // The state lives for one task. Its update: the channels vectorised
+  // (allow_race_conditions: every channel reads the running max in the last
+  // meaningful channel, which is exact, see LowerAttention.cpp), queries in blocks of
+  // valueRows, each block's P.v computed right before the block's update reads it
+  // (from registers, not a 16 KB buffer).
+  state.compute_at(out, task).vectorize(kernel.c, width, kRoundUp);
+  RVar channel = kernel.step.x, keyTile = kernel.step.y;
+  RVar co("co"), cv("cv");
+  Var rowBlock("row_block"), row("row");
+  Stage update = state.update();
+  update.allow_race_conditions()
+      .split(kernel.ii, rowBlock, row, tiles.valueRows)
+      .split(channel, co, cv, width,
+             isStatic(kernel.channels) ? TailStrategy::Auto : kGuard)
+      .reorder(cv, co, row, rowBlock, keyTile)
+      .vectorize(cv)
+      .unroll(row);
+  if (isStatic(kernel.channels))
+    update.unroll(co);
+
+  if (tiles.dotScores)
+    scheduleDotScores(kernel, out, task, keyTile);
+  else
+    scheduleScoresAcrossQueries(kernel, out, task, keyTile);
+
+  // P.v of one block of rows: vectors along the value row x valueRows rows, updated
+  // inside the loop over the tile's keys (a broadcast weight per row and the value
+  // row's vectors per key).
+  Func weighted = kernel.weighted;
+  Var wo("wo"), wv("wv");
+  weighted.compute_at(state, rowBlock)
+      .vectorize(kernel.c, width, valueTail)
+      .unroll(kernel.ii);
+  Stage product = weighted.update();
+  product.split(kernel.c, wo, wv, width, valueTail)
+      .reorder(wv, wo, kernel.ii, kernel.keys.x)
+      .vectorize(wv)
+      .unroll(kernel.ii);
+  if (staticValues)
+    product.unroll(wo);
+}

@@ -1,0 +1,296 @@
+//===- SchedulesCpuMatmul.cpp - CPU schedules of matmul and linear --------===//
+//
+// Two schedules of the product out(n, m, batch...) = sum_k lhs'(k, m) rhs'(n, k): a
+// panel schedule (rhs packed n-contiguous, a 4-vector x 6-row register tile updated in
+// the k loop) and, for a transposed rhs (x . W^T, every linear), a dot-product schedule
+// (vector dot products along the contiguous k of both operands). The numbers are
+// medians of JIT realizations by test/unit/halide/KernelBench.cpp on the project
+// machine: 2 cores of a Zen 5 EPYC (AVX-512, Halide target avx512_sapphirerapids),
+// whose fp32 FMA peak measures 117 GFLOP/s per core (234 for both); "1T"/"2T" are
+// HL_NUM_THREADS=1/2. The machine is shared, so runs vary by ~10% (q.k^T by up to 30%
+// between processes).
+//
+//   kernel                                          1T          2T
+//   matmul [128,512] x [2048,512]^T  (dot)       97 GFLOP/s  198 GFLOP/s
+//   matmul [512,512] x [2048,512]^T  (dot)       96          189
+//   matmul [128,512] x [512,2048]    (panel)     90          188
+//   matmul [512,512] x [512,2048]    (panel)    103          204
+//   matmul [8,64,2048] x [512,2048]^T (panel)    92          185
+//   matmul [16,1,512] x [2048,512]^T (dot)       97          200
+//   matmul q.k^T [8,8,128,64] x .. (panel)    58-77     135-163
+//   matmul p.v [8,8,128,128] x [..,128,64]      68-88     170-182
+//   linear [128,512] x [2048,512]^T + b (dot)  94-99     191-197  (2.7-2.9 / 1.37 ms)
+//   linear [1,512] x [512,512]^T + b (dot)     45        67-89    (12 / 6-8 us)
+//   linear [8,1,512] x [512,512]^T + b (dot)   96-99     158-184
+//   linear [8,128,2048] x [512,2048]^T (panel) 93-95     180-193
+//   linear [8,1,512] x [32000,512]^T (dot)     35        58-72    (65 MB weight
+//                                                                  from DRAM: 9 GB/s
+//                                                                  a core, 18 for two)
+//
+// linear is the matmul with transpose_rhs plus a bias: the same schedules, the bias
+// added as the output tile is stored. It costs nothing measurable (the matmul of
+// [128,512] x [2048,512]^T without it: 99 / 192-194 in the same runs). The matrix-
+// vector products read each weight once, so they are bound by where the weight
+// lies: L2 for [1,512] x [512,512]^T (1 MB, ~90 GB/s a core), DRAM for the [32000,
+// 512] output projection, where they reach half of a plain streaming read (21 GB/s a
+// core); prefetching the next tile's 12 KB of weight rows (Halide's prefetch, at the
+// tile or the k loop) and 2-12-column tiles did not change that.
+//
+// Dynamic extents need tails: the output's loops use GuardWithIf (a predicated vector
+// store on x86, never a scalar loop), the accumulators round up (the algorithm clamps
+// what they read).
+//
+//===----------------------------------------------------------------------===//
+
+#include "SchedulesCpuSupport.h"
+
+#include <algorithm>
+
+using namespace Halide;
+using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::cpu;
+
+namespace {
+
+/// The output tiling shared by both matmul schedules.
+struct MatmulTiles {
+  /// The dimension whose entries are the tile rows (see chooseRowDim).
+  int rowDim = 1;
+  int colTile = 0, rowTile = 0;
+  Var no{"no"}, ni{"ni"}, ro{"ro"}, ri{"ri"};
+  /// The loop at which one output tile's accumulators are computed, and the loop of
+  /// one column panel (which may contain several row tiles).
+  Var tile, panel;
+};
+
+/// Makes `loop` of `out` parallel in tasks of consecutive iterations. Neighbouring
+/// panels read neighbouring rhs and output columns, and a core that runs a run of them
+/// streams better than two cores taking turns: 2T GFLOP/s, [128, 512] x [512, 2048]
+/// with 32 panels: 152 with a task per panel, 157 (2 panels a task), 171 (4), 177
+/// (8), 182 (16); at M = 512: 175 -> 203. 8 tasks keep both cores busy when another
+/// process takes one for a while. An unknown iteration count (a dynamic N) gets tasks
+/// of ~16 MFLOP.
+void parallelTasks(Func out, Var loop, double flopsPerIteration, int64_t iterations,
+                   bool countIsStatic) {
+  int64_t group = countIsStatic
+                      ? iterations / 8
+                      : static_cast<int64_t>(16e6 / std::max(flopsPerIteration, 1.0));
+  if (group <= 1) {
+    out.parallel(loop);
+    return;
+  }
+  Var task(loop.name() + "_task");
+  out.split(loop, task, loop, static_cast<int>(group), kGuard).parallel(task);
+}
+
+/// Rows are the m dimension, except when m is a static 1 and the rhs is shared across
+/// the innermost batch dimension ([B, 1, K] x [K, N], a decode step): then that batch
+/// dimension is the rows, so that B rows fill a tile instead of 1.
+int chooseRowDim(const MatmulKernel &kernel) {
+  const Extents &ext = kernel.extents;
+  if (ext[1] == 1 && ext.size() >= 3 && kernel.lhsVaries[2] && !kernel.rhsVaries[2])
+    return 2;
+  return 1;
+}
+
+/// Splits the output into colTile x rowTile tiles. Loop nest, innermost first: the tile,
+/// the row tiles and the batch dimensions the rhs does not vary along (they share one
+/// rhs panel), the column panels, the batch dimensions the rhs varies along. Parallel
+/// over panels when there are enough of them to feed the cores (each then packs or
+/// streams its rhs panel once), otherwise over row tiles.
+MatmulTiles tileOutput(const MatmulKernel &kernel, int rowDim, int colTile, int rowTile) {
+  MatmulTiles t;
+  t.rowDim = rowDim;
+  t.colTile = colTile;
+  t.rowTile = rowTile;
+  const Extents &ext = kernel.extents;
+  int rank = static_cast<int>(ext.size());
+  Func out = kernel.output;
+  out.split(kernel.vars[0], t.no, t.ni, colTile, kGuard)
+      .split(kernel.vars[rowDim], t.ro, t.ri, rowTile, kGuard);
+  std::vector<Var> shared = {t.ro}, varying = {t.no};
+  for (int d = 1; d < rank; ++d)
+    if (d != rowDim)
+      (kernel.rhsVaries[d] ? varying : shared).push_back(kernel.vars[d]);
+  std::vector<VarOrRVar> order = {t.ni, t.ri};
+  order.insert(order.end(), shared.begin(), shared.end());
+  order.insert(order.end(), varying.begin(), varying.end());
+  out.reorder(order);
+
+  // Per-iteration work and iteration counts as the static types say (dynamic extents
+  // guessed: 128 rows, K of 512, 8 in a batch dimension), to size the parallel tasks.
+  int64_t k = isStatic(kernel.contraction) ? kernel.contraction : 512;
+  int64_t rows = isStatic(ext[rowDim]) ? ext[rowDim] : 128;
+  int64_t rowTiles = (rows + rowTile - 1) / rowTile;
+  int64_t panels = isStatic(ext[0]) ? (ext[0] + colTile - 1) / colTile : 64;
+  bool staticPanels = isStatic(ext[0]), staticRowTiles = isStatic(ext[rowDim]);
+  for (int d = 1; d < rank; ++d) {
+    if (d == rowDim)
+      continue;
+    int64_t extent = isStatic(ext[d]) ? ext[d] : 8;
+    bool varies = kernel.rhsVaries[d];
+    (varies ? panels : rowTiles) *= extent;
+    (varies ? staticPanels : staticRowTiles) &= isStatic(ext[d]);
+  }
+  double tileFlops = 2.0 * colTile * rowTile * k;
+  if (panels >= 4) {
+    t.panel = fuseLoops(out, varying, "panels");
+    t.tile = t.ro;
+    parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
+  } else {
+    t.tile = fuseLoops(out, shared, "rowtiles");
+    t.panel = t.no;
+    parallelTasks(out, t.tile, tileFlops, rowTiles, staticRowTiles);
+  }
+  return t;
+}
+
+/// The loops of `product`'s update other than the tile's columns and rows: batch
+/// dimensions (and m when the rows are a batch dimension), each of extent 1 in a tile.
+std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
+  std::vector<VarOrRVar> dims;
+  for (int d = 1; d < static_cast<int>(kernel.vars.size()); ++d)
+    if (d != rowDim)
+      dims.push_back(kernel.vars[d]);
+  return dims;
+}
+
+/// The general schedule: the rhs panel is packed with n contiguous, and a register tile
+/// of 4 vectors x 6 rows is updated inside the k loop.
+void schedulePanelProduct(const MatmulKernel &kernel, int width) {
+  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
+  const Extents &ext = kernel.extents;
+  int rowDim = chooseRowDim(kernel);
+  Var n = kernel.vars[0], row = kernel.vars[rowDim];
+
+  // 4 vectors of columns x 6 rows = 24 accumulators, plus 4 rhs vectors and one
+  // broadcast lhs value: 29 of AVX-512's 32 zmm registers (AVX2's 16 ymm: 2 x 6).
+  // Four register tiles stacked make the 64 x 24 output tile, which reuses each row of
+  // the 64-column rhs panel 24 times from L1. Measured (K = 512, N = 2048): 103
+  // GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T (87%); 90 / 188 at M = 128.
+  // The DESIGN.md variant without packing is level at M = 512 and ~5% slower at 128.
+  int vectors = width >= 16 ? 4 : 2;
+  int regRows = 6, rowTile = 24;
+  int colTile = vectors * width;
+  if (isStatic(ext[0]) && ext[0] < colTile)
+    colTile = static_cast<int>((ext[0] + width - 1) / width * width);
+  int64_t rows = ext[rowDim];
+  if (isStatic(rows) && rows < rowTile) {
+    regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
+    rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
+  }
+  MatmulTiles t = tileOutput(kernel, rowDim, colTile, rowTile);
+  out.vectorize(t.ni, width);
+  packed.compute_at(out, t.panel);
+
+  // The accumulator tile always has the full tile's size (the algorithm clamps what it
+  // reads), so that the register tile's loops have constant extents and unroll.
+  product.compute_at(out, t.tile)
+      .bound_extent(n, colTile)
+      .bound_extent(row, rowTile)
+      .vectorize(n, width);
+  Var nv("nv"), nu("nu"), rr("rr"), ru("ru");
+  RVar kk("kk"), ku("ku");
+  std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk, rr};
+  for (const VarOrRVar &d : otherDims(kernel, rowDim))
+    loops.push_back(d);
+  product.update()
+      .split(n, nu, nv, width, kRoundUp)
+      .split(row, rr, ru, regRows, kRoundUp)
+      .split(kernel.k.x, kk, ku, 2, kGuard)
+      .reorder(loops)
+      .vectorize(nv)
+      .unroll(nu)
+      .unroll(ru)
+      .unroll(ku);
+
+  // The panel, n innermost and contiguous: for transpose_rhs a transpose in
+  // width x width blocks (gathers down k, vector stores along n; staging each block
+  // with dense loads first, as scheduleTransposeCpu does, measured 2-5% slower here),
+  // otherwise a copy that also keeps the panel's rows from aliasing in L1 when N is a
+  // power of two.
+  Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
+  if (kernel.transposeRhs)
+    packed.split(kernel.packN, pno, pni, width, kRoundUp)
+        .split(kernel.packK, pko, pki, width, kGuard)
+        .reorder(pni, pki, pno, pko)
+        .vectorize(pni)
+        .unroll(pki);
+  else
+    packed.vectorize(kernel.packN, width, kRoundUp);
+}
+
+/// For x . W^T: dot products along k, where both operands are contiguous, so the weight
+/// is streamed as it is instead of transposed into panels. Each lane accumulates every
+/// width-th product (rfactor), a 6-column x 4-row register tile of such vectors (24
+/// accumulators + 4 lhs vectors + 1 rhs vector = 29 zmm) is updated inside the k loop,
+/// and a horizontal sum per output ends it. One register tile per output tile: wider
+/// output tiles measured 10-15% slower (1T, 48 x 4: 84 vs 100 GFLOP/s at M = 512).
+void scheduleDotProduct(const MatmulKernel &kernel, int width) {
+  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
+  int rowDim = chooseRowDim(kernel);
+  Var n = kernel.vars[0], row = kernel.vars[rowDim];
+  int cols = width >= 16 ? 6 : 3, regRows = width >= 16 ? 4 : 3;
+  // Fewer static rows than the register tile (a matrix-vector product): a tile of that
+  // many rows, not a full one over clamped copies of the same row. [1, 512] x [512,
+  // 512]^T: 1T 27 -> 45 GFLOP/s, 2T 43 -> 89 (4x fewer FMAs; the 1 MB weight then
+  // streams from L2 at ~90 GB/s a core). 8 or 12 columns measured the same or slower.
+  int64_t rows = kernel.extents[rowDim];
+  if (isStatic(rows) && rows < regRows)
+    regRows = static_cast<int>(std::max<int64_t>(rows, 1));
+  MatmulTiles t = tileOutput(kernel, rowDim, cols, regRows);
+  packed.compute_inline();
+
+  Var lane("lane");
+  RVar ko("ko"), ki("ki");
+  Func partial =
+      product.update().split(kernel.k.x, ko, ki, width, kGuard).rfactor(ki, lane);
+  product.compute_at(out, t.tile).bound_extent(n, cols).bound_extent(row, regRows);
+  product.update().atomic().vectorize(ki);
+  std::vector<Var> storage = {lane, n, row};
+  std::vector<VarOrRVar> loops = {lane, n, row, ko};
+  for (const VarOrRVar &d : otherDims(kernel, rowDim)) {
+    storage.push_back(d.var);
+    loops.push_back(d);
+  }
+  partial.compute_at(out, t.tile).reorder_storage(storage).vectorize(lane);
+  partial.update().reorder(loops).vectorize(lane).unroll(n).unroll(row);
+}
+
+/// Which schedule a transposed rhs gets. Measured 1T, GFLOP/s, dot vs panel:
+///   M = 16 (decode), N = 2048, K = 512:  101 vs  44 (the panel transposes the weight
+///                                                    for 16 rows)
+///   M = 128, N = 2048, K = 512:          103 vs  85
+///   M = 512, N = 2048, K = 512:           97 vs 100
+///   M = 512, N = 512, K = 2048:           75 vs  92 (each 6-column panel streams
+///                                                    4 MB of lhs; blocking the rows
+///                                                    did not recover it)
+///   M = 512, N = 512, K = 64 (q.k^T):     60 vs  97 (4 k steps per horizontal sum)
+/// so the dot form is used for few rows, or a contraction of 256 to 1024.
+bool useDotProduct(const MatmulKernel &kernel) {
+  if (!kernel.transposeRhs)
+    return false;
+  int rowDim = chooseRowDim(kernel);
+  int64_t rows = kernel.extents[rowDim];
+  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 48);
+  bool midContraction = isStatic(kernel.contraction) && kernel.contraction >= 256 &&
+                        kernel.contraction <= 1024;
+  return fewRows || midContraction;
+}
+
+} // namespace
+
+void kiln::halide_backend::scheduleMatmulCpu(const MatmulKernel &kernel,
+                                             const Target &target) {
+  const int width = target.natural_vector_size(Float(32));
+  if (kernel.emptyProduct.defined()) {
+    // An empty contraction writes zeros, an empty output nothing; every schedule below
+    // is for a non-empty product.
+    Func out = kernel.output;
+    out.specialize(kernel.emptyProduct);
+  }
+  if (useDotProduct(kernel))
+    scheduleDotProduct(kernel, width);
+  else
+    schedulePanelProduct(kernel, width);
+}

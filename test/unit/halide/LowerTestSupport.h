@@ -1,0 +1,113 @@
+//===- LowerTestSupport.h - The fixture of the lowering tests ---*- C++ -*-===//
+//
+// Shared by LowerTest.cpp and LowerLayersTest.cpp: a test lowers one op, JIT-compiles
+// its kernel once with the op's dynamic extents symbolic, realizes it for several
+// shapes, and compares with the reference interpreter on the same one-op module:
+// integers exactly, floats to max|a - b| / max|b| <= 1e-5, where infinities and NaNs
+// must sit at the same elements.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_HALIDE_LOWERTESTSUPPORT_H
+#define KILN_TEST_UNIT_HALIDE_LOWERTESTSUPPORT_H
+
+#include "KernelHarness.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace kiln::halide_backend::test {
+
+inline constexpr double kTolerance = 1e-5;
+
+/// max|a - b| / max|b| over the finite elements of `expected` (the difference when
+/// they are all zeros); NaN, failing any tolerance, when an element is NaN or infinite
+/// on one side and not the same on the other.
+inline double relativeError(const HostTensor &actual, const HostTensor &expected) {
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < expected.f32.size(); ++i) {
+    double a = actual.f32[i], b = expected.f32[i];
+    if (std::isnan(a) != std::isnan(b) || (std::isinf(b) && a != b) ||
+        (std::isinf(a) && a != b))
+      return std::numeric_limits<double>::quiet_NaN();
+    if (!std::isfinite(b))
+      continue;
+    diff = std::max(diff, std::abs(a - b));
+    scale = std::max(scale, std::abs(b));
+  }
+  return scale == 0 ? diff : diff / scale;
+}
+
+inline std::string shapeString(const Shape &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? "x" : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+/// Integers uniform in [lo, hi], reproducible from `seed`.
+inline HostTensor randomInts(Shape shape, unsigned seed, int32_t lo, int32_t hi) {
+  HostTensor t = HostTensor::ints(std::move(shape));
+  t.i32.resize(t.numElements());
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(lo, hi);
+  for (int32_t &v : t.i32)
+    v = dist(rng);
+  return t;
+}
+
+class HalideLower : public ::testing::Test {
+protected:
+  /// Lowers and compiles the op `op` of a module with `argTypes` -> `resultType`.
+  void load(const std::vector<std::string> &argTypes, const std::string &resultType,
+            const std::string &op) {
+    std::string error = harness.load(oneOpModule(argTypes, resultType, op));
+    ASSERT_TRUE(error.empty()) << error;
+  }
+
+  /// Runs the kernel and the interpreter on `inputs`, compares them and returns the
+  /// kernel's result.
+  HostTensor check(const std::vector<HostTensor> &inputs) {
+    std::string error;
+    HostTensor expected = harness.reference(inputs, error);
+    EXPECT_TRUE(error.empty()) << error;
+    if (!error.empty())
+      return {};
+    HostTensor actual = harness.run(inputs, expected.shape);
+    std::string shapes;
+    for (const HostTensor &t : inputs)
+      shapes += shapeString(t.shape) + " ";
+    if (expected.isInt)
+      EXPECT_EQ(actual.i32, expected.i32) << "inputs " << shapes;
+    else
+      EXPECT_LE(relativeError(actual, expected), kTolerance) << "inputs " << shapes;
+    return actual;
+  }
+
+  /// The message of the error the kernel fails with on `inputs`, "" when it runs.
+  std::string runError(const std::vector<HostTensor> &inputs, const Shape &outShape) {
+    try {
+      harness.run(inputs, outShape);
+    } catch (const Halide::Error &e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  /// check() on fresh random inputs of `shapes`.
+  void checkRandom(const std::vector<Shape> &shapes) {
+    std::vector<HostTensor> inputs;
+    for (const Shape &shape : shapes)
+      inputs.push_back(randomTensor(shape, seed++));
+    check(inputs);
+  }
+
+  KernelHarness harness;
+  unsigned seed = 1;
+};
+
+} // namespace kiln::halide_backend::test
+
+#endif // KILN_TEST_UNIT_HALIDE_LOWERTESTSUPPORT_H
