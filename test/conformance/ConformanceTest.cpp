@@ -32,7 +32,11 @@ std::string dataDir(const std::string &config) {
 }
 
 std::string libraryOf(const std::string &config) {
-  return config == "tiny" ? KILN_TINY_LIBRARY : KILN_BASE_LIBRARY;
+  if (config == "tiny")
+    return KILN_TINY_LIBRARY;
+  if (config == "tiny_prenorm_gelu")
+    return KILN_TINY_PRENORM_GELU_LIBRARY;
+  return KILN_BASE_LIBRARY;
 }
 
 /// Frees a status; returns its message, or "" when OK.
@@ -136,6 +140,8 @@ TEST_P(Conformance, EncodeAndDecodeMatchPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(PyTorch, Conformance,
                          testing::Values(Case{"tiny", "b1"}, Case{"tiny", "b3"},
+                                         Case{"tiny_prenorm_gelu", "b1"},
+                                         Case{"tiny_prenorm_gelu", "b3"},
                                          Case{"base", "b1"}, Case{"base", "b3"}),
                          caseName);
 

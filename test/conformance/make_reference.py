@@ -20,6 +20,9 @@ CONFIGS = {
     # name: d_model, heads, encoder layers, decoder layers, d_ff, vocab
     "tiny": dict(d_model=32, nhead=4, enc=2, dec=2, d_ff=64, vocab=50),
     "base": dict(d_model=512, nhead=8, enc=6, dec=6, d_ff=2048, vocab=8000),
+    # The options off the paper's path: LayerNorm before each sublayer, GELU.
+    "tiny_prenorm_gelu": dict(d_model=32, nhead=4, enc=2, dec=2, d_ff=64, vocab=50,
+                              norm_first=True, activation="gelu"),
 }
 
 
@@ -31,7 +34,8 @@ class Translator(torch.nn.Module):
         self.transformer = torch.nn.Transformer(
             d_model=c["d_model"], nhead=c["nhead"], num_encoder_layers=c["enc"],
             num_decoder_layers=c["dec"], dim_feedforward=c["d_ff"], dropout=0.0,
-            batch_first=True)
+            batch_first=True, norm_first=c.get("norm_first", False),
+            activation=c.get("activation", "relu"))
 
     def positions(self, length):
         pe = torch.zeros(length, self.d_model)

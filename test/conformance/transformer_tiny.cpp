@@ -12,7 +12,8 @@
 
 using namespace kiln;
 
-Model buildTransformerTiny() {
+namespace {
+nn::TransformerConfig tinyConfig() {
   nn::TransformerConfig config;
   config.dModel = 32;
   config.heads = 4;
@@ -20,10 +21,31 @@ Model buildTransformerTiny() {
   config.decoderLayers = 2;
   config.dFF = 64;
   config.srcVocab = config.tgtVocab = 50;
-  ModelBuilder m("transformer_tiny");
+  return config;
+}
+
+Model build(const std::string &name, const nn::TransformerConfig &config) {
+  ModelBuilder m(name);
   nn::Transformer transformer(m, "transformer", config);
   transformer.declareEntries(m);
   return m.finish();
 }
+} // namespace
 
+Model buildTransformerTiny() { return build("transformer_tiny", tinyConfig()); }
+
+/// make_reference.py's "tiny_prenorm_gelu": the same sizes, pre-norm and GELU.
+Model buildTransformerTinyPrenormGelu() {
+  nn::TransformerConfig config = tinyConfig();
+  config.normFirst = true;
+  config.activation = nn::Activation::GELU;
+  return build("transformer_tiny_prenorm_gelu", config);
+}
+
+#ifndef KILN_NO_MODEL_REGISTRATION
+#ifdef KILN_PRENORM_GELU
+KILN_MODEL(buildTransformerTinyPrenormGelu);
+#else
 KILN_MODEL(buildTransformerTiny);
+#endif
+#endif
