@@ -48,15 +48,20 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
 
+  // The max and a flag for a NaN or +inf in the row in one reduction: such a row is NaN,
+  // as in the interpreter and PyTorch, rather than renormalised around the bad value.
+  Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
+  Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
   kernel.max = Func("row_max");
-  kernel.max(rows) = -kInf;
-  kernel.max(rows) = Halide::max(kernel.max(rows),
-                                 input(withAxis(kernel.vars, kernel.axis, kernel.r.x)));
+  kernel.max(rows) = Halide::Tuple(-kInf, Halide::cast<uint8_t>(0));
+  kernel.max(rows) = Halide::Tuple(Halide::max(kernel.max(rows)[0], xr),
+                                   Halide::max(kernel.max(rows)[1], invalid));
   // A fully masked row has max -inf; subtracting 0 instead keeps (-inf) - (-inf) out,
   // and the zero-sum guard below turns the row into zeros. Halide compiles with
   // no-infinities fast-math flags, so the tests for -inf are strict_float, and masked
   // elements are selected to 0 rather than trusted to exp(-inf).
-  Expr max = kernel.max(rows);
+  Expr max = kernel.max(rows)[0];
+  Expr rowInvalid = kernel.max(rows)[1] != 0;
   Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
   Expr x = input(kernel.vars);
   kernel.exp = Func("row_exp");
@@ -68,7 +73,10 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
   Expr sum = kernel.sum(rows);
   Expr invSum = Halide::select(sum == 0.0f, 0.0f, 1.0f / sum);
   kernel.output = Func("result");
-  kernel.output(kernel.vars) = kernel.exp(kernel.vars) * invSum;
+  // NaN is written as bits: fast-math may fold a NaN constant through the select.
+  kernel.output(kernel.vars) = floatBits(
+      Halide::select(rowInvalid, kNaNBits,
+                     Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
   scheduleSoftmaxCpu(kernel, target);

@@ -225,6 +225,25 @@ TEST_F(HalideLower, SoftmaxMaskedRows) {
   }
 }
 
+TEST_F(HalideLower, SoftmaxRowsWithNaNOrInfinity) {
+  // A NaN or +inf makes the whole row NaN, as in the interpreter and PyTorch; the other
+  // rows are untouched.
+  load({"tensor<?x?xf32>"}, "tensor<?x?xf32>",
+       "kiln.softmax %arg0 {axis = 1 : i64} : tensor<?x?xf32>");
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t n : {1, 5, 37}) {
+    HostTensor x = randomTensor({3, n}, seed++, -5.0f, 5.0f);
+    x.f32[n / 2] = std::numeric_limits<float>::quiet_NaN();
+    x.f32[n + n - 1] = inf;
+    HostTensor actual = harness.run({x}, {3, n});
+    for (int64_t j = 0; j < n; ++j) {
+      EXPECT_TRUE(std::isnan(actual.f32[j])) << "NaN row, column " << j;
+      EXPECT_TRUE(std::isnan(actual.f32[n + j])) << "+inf row, column " << j;
+      EXPECT_TRUE(std::isfinite(actual.f32[2 * n + j])) << "clean row, column " << j;
+    }
+  }
+}
+
 TEST_F(HalideLower, SoftmaxInnerAxis) {
   load({"tensor<?x?x?xf32>"}, "tensor<?x?x?xf32>",
        "kiln.softmax %arg0 {axis = 1 : i64} : tensor<?x?x?xf32>");
