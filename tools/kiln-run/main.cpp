@@ -5,6 +5,7 @@
 #include "Options.hpp"
 #include "Print.hpp"
 #include "Random.hpp"
+#include "Translate.hpp"
 
 #include "kiln/runtime.hpp"
 
@@ -153,6 +154,9 @@ int run(const Options& options) {
 } // namespace
 
 int main(int argc, char** argv) {
+  // A mode of its own, with its own options: text in, text out (kiln_generate).
+  if (argc > 1 && std::string(argv[1]) == "translate")
+    return translateMain(argc - 1, argv + 1);
   try {
     Options options = parseOptions(argc, argv);
     if (options.help) {
