@@ -204,6 +204,11 @@ BufferDesc getBuffer(const Json& object, const std::string& path, size_t numInpu
   } else if (kind == "view") {
     b.kind = BufferKind::View;
     b.index = getIndex(object, "view_of", numBuffers, path, "buffers");
+    if (const Json* offset = object.find("offset")) {
+      if (!offset->isInteger() || offset->asInt() < 0)
+        invalid(path + ".offset", "expected a non-negative integer element offset");
+      b.offset = offset->asInt();
+    }
   } else {
     invalid(path + ".kind",
             cat("unknown kind \"", kind, "\" (expected input, parameter, temp or view)"));
@@ -227,12 +232,15 @@ void resolveViewRoots(EntryDesc& e, const std::string& path) {
   for (size_t i = 0; i < e.buffers.size(); ++i) {
     size_t current = i;
     size_t hops = 0;
+    int64_t offset = 0;
     while (e.buffers[current].kind == BufferKind::View) {
+      offset += e.buffers[current].offset;
       current = size_t(e.buffers[current].index);
       if (++hops > e.buffers.size())
         invalid(cat(path, ".buffers[", i, "]"), "view_of forms a cycle");
     }
     e.buffers[i].root = int(current);
+    e.buffers[i].rootOffset = offset;
   }
 }
 
@@ -262,9 +270,9 @@ void checkBufferConsistency(const EntryDesc& e, const std::vector<TensorDesc>& p
                            "] it views is ", kiln_dtype_name(base.dtype)));
       int64_t viewCount = staticElementCount(b.dims);
       int64_t baseCount = staticElementCount(base.dims);
-      if (viewCount >= 0 && baseCount >= 0 && viewCount != baseCount)
-        invalid(bpath, cat("view has ", viewCount, " elements but buffers[", b.root,
-                           "] has ", baseCount));
+      if (viewCount >= 0 && baseCount >= 0 && b.rootOffset + viewCount > baseCount)
+        invalid(bpath, cat("view has ", viewCount, " elements from offset ", b.rootOffset,
+                           " but buffers[", b.root, "] has ", baseCount));
     }
   }
   for (size_t i = 0; i < e.inputs.size(); ++i) {

@@ -42,6 +42,10 @@ struct BufferDesc {
   BufferKind kind = BufferKind::Temp;
   int index = -1; // Input: input index; Parameter: parameter index; View: view_of
   int root = -1;  // the non-view buffer whose memory this one uses
+  // View: where it starts in what it views, in elements (a slice of a weight's leading
+  // rows is a view, so it costs no copy).
+  int64_t offset = 0;
+  int64_t rootOffset = 0; // the same, in the root's elements, along the view_of chain
 };
 
 struct StepDesc {

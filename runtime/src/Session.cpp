@@ -167,11 +167,12 @@ void Session::evaluateShapes(const EntryDesc& e, EntryState& st,
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     const BufferDesc& buf = e.buffers[b];
     if (buf.kind == BufferKind::View &&
-        elementCount(st.shapes[b]) != elementCount(st.shapes[buf.root]))
+        buf.rootOffset + elementCount(st.shapes[b]) > elementCount(st.shapes[buf.root]))
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
            formatShape(st.shapes[b]), " has ", elementCount(st.shapes[b]),
-           " elements but buffers[", buf.root, "] it views is ", formatShape(st.shapes[buf.root]),
-           " with ", formatBindings(e, st.dimValues));
+           " elements from offset ", buf.rootOffset, " but buffers[", buf.root,
+           "] it views is ", formatShape(st.shapes[buf.root]), " with ",
+           formatBindings(e, st.dimValues));
   }
   for (const TensorDesc& out : e.outputs) {
     for (size_t d = 0; d < out.dims.size(); ++d) {
@@ -234,7 +235,9 @@ void Session::bindBuffers(const EntryDesc& e, EntryState& st,
   }
   for (size_t b = 0; b < e.buffers.size(); ++b)
     if (e.buffers[b].kind == BufferKind::View)
-      st.halideBuffers[b].host = st.halideBuffers[e.buffers[b].root].host;
+      st.halideBuffers[b].host =
+          st.halideBuffers[e.buffers[b].root].host +
+          e.buffers[b].rootOffset * int64_t(kiln_dtype_size(e.buffers[b].dtype));
 }
 
 void Session::runSteps(const EntryDesc& e, EntryState& st) {

@@ -49,6 +49,33 @@ TEST(ManifestTest, ReshapesAreViewsNotKernels) {
   EXPECT_TRUE(found);
 }
 
+TEST(ManifestTest, LeadingRowsOfAWeightAreAViewAtAnOffset) {
+  Harness h(modelLibrary("e2e_data_movement"), buildDataMovementModel);
+  ASSERT_TRUE(h.ok());
+  llvm::Optional<llvm::json::Value> manifest = manifestOf(h.model());
+  ASSERT_TRUE(manifest);
+  // Only the strided column slice of x needs a kernel.
+  int sliceKernels = 0;
+  for (const llvm::json::Value &k : *object(*manifest).getArray("kernels"))
+    sliceKernels += k.getAsString()->endswith("_slice");
+  EXPECT_EQ(sliceKernels, 1);
+  // slice(w, axis 0, rows 2..4) of w [6, 24]: a view of the parameter from element 48.
+  const llvm::json::Object &entry = firstEntry(*manifest);
+  const llvm::json::Array &buffers = *entry.getArray("buffers");
+  bool found = false;
+  for (const llvm::json::Value &b : buffers) {
+    const llvm::json::Object &buffer = object(b);
+    if (buffer.getString("kind").getValueOr("") != "view" || !buffer.get("offset"))
+      continue;
+    found = true;
+    EXPECT_EQ(buffer.getInteger("offset").getValueOr(-1), 48);
+    const llvm::json::Object &viewed =
+        object(buffers[buffer.getInteger("view_of").getValueOr(-1)]);
+    EXPECT_EQ(viewed.getString("kind").getValueOr(""), "parameter");
+  }
+  EXPECT_TRUE(found);
+}
+
 TEST(ManifestTest, IntegerInputsCarryTheirBounds) {
   Harness h(modelLibrary("e2e_two_entries"), buildTwoEntriesModel);
   ASSERT_TRUE(h.ok());

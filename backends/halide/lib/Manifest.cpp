@@ -134,6 +134,8 @@ void writeBuffer(llvm::raw_ostream &os, const BufferPlan &buffer) {
     break;
   case BufferPlan::Kind::View:
     os << ", \"view_of\": " << buffer.index;
+    if (buffer.offset)
+      os << ", \"offset\": " << buffer.offset;
     break;
   case BufferPlan::Kind::Temp:
     break;

@@ -80,6 +80,26 @@ private:
 
 } // namespace
 
+/// The element offset of `slice` in its input when the slice is one contiguous run of
+/// it, from static sizes only; None otherwise.
+static llvm::Optional<int64_t> contiguousSliceOffset(SliceOp slice) {
+  ArrayRef<int64_t> shape = slice.input().getType().cast<RankedTensorType>().getShape();
+  int64_t axis = slice.axis();
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[d] != 1)
+      return llvm::None;
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d) {
+    if (ShapedType::isDynamic(shape[d]))
+      return llvm::None;
+    inner *= shape[d];
+  }
+  // The end must be known to fit: the kernel would check it at run time, a view cannot.
+  if (ShapedType::isDynamic(shape[axis]))
+    return llvm::None;
+  return slice.start() * inner;
+}
+
 FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
                                   BufferPlan::Kind kind, int index) {
   BufferPlan buffer;
@@ -166,6 +186,19 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
     // Row-major data reads the same under any shape with the same element count.
     int source = buffers_.lookup(reshape.input());
     return addBuffer(entry, &op, reshape.getResult(), BufferPlan::Kind::View, source);
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    // A slice that is one contiguous run of its input (every dim before the axis is 1 and
+    // every dim after it static) is a view at an offset: slicing q, k and v out of a
+    // stacked in_proj weight then copies nothing on every run.
+    if (llvm::Optional<int64_t> offset = contiguousSliceOffset(slice)) {
+      FailureOr<int> view = addBuffer(entry, &op, slice.getResult(), BufferPlan::Kind::View,
+                                      buffers_.lookup(slice.input()));
+      if (failed(view))
+        return failure();
+      entry.buffers[*view].offset = *offset;
+      return success();
+    }
   }
   if (!needsKernel(&op))
     return op.emitError() << "the Halide backend has no kernel for '" << op.getName()

@@ -41,6 +41,8 @@ struct BufferPlan {
   /// Input: the input's index; Parameter: the parameter's index; View: the viewed
   /// buffer's index; Temp: unused.
   int index = -1;
+  /// View: the element where it starts in the buffer it views (a slice of leading rows).
+  int64_t offset = 0;
 };
 
 struct StepPlan {

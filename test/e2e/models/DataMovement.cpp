@@ -23,6 +23,11 @@ Model kiln::e2e::buildDataMovementModel() {
   f.output("rotated", transpose(x, {2, 0, 1}));
   // Merge heads: a transpose kernel, then a view of its result.
   f.output("merged", reshape(transpose(relu(heads), {0, 2, 1, 3}), {0, 0, 24}));
+  // Rows 2..4 of a weight are one contiguous run of it: a view at an offset, no copy.
+  Parameter w = m.parameter("w", {6, 24});
+  f.output("projected", matmul(x, slice(w, 0, 2, 4), false, /*transposeRhs=*/true));
+  // Columns are strided: that slice stays a kernel.
+  f.output("columns", slice(x, 2, 4, 10));
   return m.finish();
 }
 

@@ -128,8 +128,17 @@ TEST(Manifest, RejectsInconsistentBuffers) {
                 "[B, S, 8]");
   expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[16, 5], \"kind\": \"view\", "
                          "\"view_of\": 1}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
-                "entries[0] ('forward').buffers[3]: view has 80 elements but buffers[1] has "
-                "64");
+                "entries[0] ('forward').buffers[3]: view has 80 elements from offset 0 but "
+                "buffers[1] has 64");
+  // A view may start inside what it views (a slice of leading rows), but must fit in it.
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[4, 8], \"kind\": \"view\", "
+                         "\"view_of\": 1, \"offset\": 40}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+                "entries[0] ('forward').buffers[3]: view has 32 elements from offset 40 but "
+                "buffers[1] has 64");
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[4, 8], \"kind\": \"view\", "
+                         "\"view_of\": 1, \"offset\": -8}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+                "entries[0] ('forward').buffers[3].offset: expected a non-negative integer "
+                "element offset");
 }
 
 TEST(Manifest, RejectsUnboundDimensions) {
