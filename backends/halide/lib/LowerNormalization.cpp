@@ -34,6 +34,36 @@ void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extent
   tieOutputExtents(out, extents, source);
 }
 
+
+/// The row statistics softmax and log_softmax share.
+struct RowMax {
+  Expr xr;         // the input at the reduction's position along the axis
+  Expr max;        // the row's max (-inf for a fully masked row)
+  Expr rowInvalid; // whether the row holds a NaN or +inf
+  Expr safeMax;    // the max to subtract: 0 for a fully masked row
+};
+
+/// The max and a flag for a NaN or +inf in the row in one reduction (a Tuple): one pass
+/// over the row. Such a row is NaN, as in the interpreter and PyTorch, rather than
+/// renormalised around the bad value. Defines `kernel.max` over `rows`.
+RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
+                             const std::vector<Var> &rows) {
+  Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
+  Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
+  kernel.max = Func("row_max");
+  kernel.max(rows) = Halide::Tuple(-kInf, Halide::cast<uint8_t>(0));
+  kernel.max(rows) = Halide::Tuple(Halide::max(kernel.max(rows)[0], xr),
+                                   Halide::max(kernel.max(rows)[1], invalid));
+  // A fully masked row has max -inf; subtracting 0 instead keeps (-inf) - (-inf) out
+  // (softmax's zero-sum guard then turns the row into zeros). Halide compiles with
+  // no-infinities fast-math flags, so the test for -inf is strict_float; callers select
+  // masked elements to 0 rather than trusting exp(-inf).
+  Expr max = kernel.max(rows)[0];
+  Expr rowInvalid = kernel.max(rows)[1] != 0;
+  Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
+  return {xr, max, rowInvalid, safeMax};
+}
+
 } // namespace
 
 LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
@@ -48,21 +78,10 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
 
-  // The max and a flag for a NaN or +inf in the row in one reduction: such a row is NaN,
-  // as in the interpreter and PyTorch, rather than renormalised around the bad value.
-  Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
-  Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
-  kernel.max = Func("row_max");
-  kernel.max(rows) = Halide::Tuple(-kInf, Halide::cast<uint8_t>(0));
-  kernel.max(rows) = Halide::Tuple(Halide::max(kernel.max(rows)[0], xr),
-                                   Halide::max(kernel.max(rows)[1], invalid));
-  // A fully masked row has max -inf; subtracting 0 instead keeps (-inf) - (-inf) out,
-  // and the zero-sum guard below turns the row into zeros. Halide compiles with
-  // no-infinities fast-math flags, so the tests for -inf are strict_float, and masked
-  // elements are selected to 0 rather than trusted to exp(-inf).
-  Expr max = kernel.max(rows)[0];
-  Expr rowInvalid = kernel.max(rows)[1] != 0;
-  Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
+  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
+  Expr rowInvalid = rowMax.rowInvalid;
+  Expr safeMax = rowMax.safeMax;
+  // Masked elements are selected to 0 rather than trusted to exp(-inf).
   Expr x = input(kernel.vars);
   kernel.exp = Func("row_exp");
   kernel.exp(kernel.vars) =
@@ -98,17 +117,11 @@ LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
 
-  // The max and the flag in one reduction (a Tuple): one pass over the row.
-  Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
-  Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
-  kernel.max = Func("row_max");
-  kernel.max(rows) = Halide::Tuple(-kInf, Halide::cast<uint8_t>(0));
-  kernel.max(rows) = Halide::Tuple(Halide::max(kernel.max(rows)[0], xr),
-                                   Halide::max(kernel.max(rows)[1], invalid));
-  Expr max = kernel.max(rows)[0];
-  Expr rowInvalid = kernel.max(rows)[1] != 0;
+  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
+  Expr xr = rowMax.xr;
+  Expr rowInvalid = rowMax.rowInvalid;
   // As in softmax: a fully masked row subtracts 0, masked elements add 0.
-  Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
+  Expr safeMax = rowMax.safeMax;
   kernel.sum = Func("row_sum");
   kernel.sum(rows) = 0.0f;
   // The subtraction is strict for the reason given at `value` below.

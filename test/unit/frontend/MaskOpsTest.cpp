@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/frontend/Kiln.h"
+#include "FrontendTestSupport.h"
 
-#include "llvm/Support/raw_ostream.h"
+#include "kiln/frontend/Kiln.h"
 
 #include <gtest/gtest.h>
 
@@ -16,24 +16,9 @@
 #include <limits>
 
 using namespace kiln;
+using namespace kiln::frontend_test;
 
 namespace {
-
-std::string printed(const Model &model) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  model.module().print(os);
-  return os.str();
-}
-
-void expectOneErrorAt(const Model &model, unsigned line, const std::string &part) {
-  ASSERT_FALSE(model.ok());
-  ASSERT_EQ(model.errors().size(), 1u) << model.errors()[0].str();
-  const BuildError &error = model.errors()[0];
-  EXPECT_EQ(error.line, line) << error.str();
-  EXPECT_NE(error.message.find(part), std::string::npos)
-      << "\"" << error.message << "\" does not contain \"" << part << "\"";
-}
 
 TEST(FrontendMasks, BooleanPaddingMaskMaskedFillAndDivision) {
   ModelBuilder m("attn");

@@ -5,26 +5,21 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FrontendTestSupport.h"
+
 #include "kiln/frontend/Kiln.h"
 
 #include "kiln/ir/KilnOps.h"
 #include "kiln/ir/SymbolicShapes.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
 using namespace kiln;
+using namespace kiln::frontend_test;
 
 namespace {
-
-std::string printed(const Model &model) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  model.module().print(os);
-  return os.str();
-}
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),

@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FrontendTestSupport.h"
+
 #include "kiln/frontend/Kiln.h"
 
 #include "kiln/ir/KilnOps.h"
@@ -15,25 +17,9 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
+using namespace kiln::frontend_test;
 
 namespace {
-
-std::string printed(const Model &model) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  model.module().print(os);
-  return os.str();
-}
-
-/// The single error of `model`, which must be at `line` and contain `part`.
-void expectOneErrorAt(const Model &model, unsigned line, const std::string &part) {
-  ASSERT_FALSE(model.ok());
-  ASSERT_EQ(model.errors().size(), 1u) << model.errors()[0].str();
-  const BuildError &error = model.errors()[0];
-  EXPECT_EQ(error.line, line) << error.str();
-  EXPECT_NE(error.message.find(part), std::string::npos)
-      << "\"" << error.message << "\" does not contain \"" << part << "\"";
-}
 
 TEST(FrontendOps, EncoderInputsHaveNamedShapes) {
   ModelBuilder m("enc");
