@@ -207,8 +207,8 @@ TEST_F(ConformanceBadInput, LengthLongerThanSource) {
 TEST_F(ConformanceBadInput, MismatchedBatch) {
   data_["src_lengths"] = reference::HostTensor::ints({2}, {3, 4});
   std::string error = encode();
-  EXPECT_NE(error.find("src_lengths"), std::string::npos) << error;
-  EXPECT_NE(error.find("B"), std::string::npos) << error;
+  EXPECT_NE(error.find("dimension 'B' is 3 in input 'src_ids'"), std::string::npos) << error;
+  EXPECT_NE(error.find("but 2 in input 'src_lengths'"), std::string::npos) << error;
 }
 
 TEST(ConformanceWeights, WeightsOfAnotherConfigurationAreRejectedByName) {
