@@ -55,6 +55,12 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (op->getNumResults() == 0)
       return WalkResult::advance();
+    // A state's dims are named like an input's: the runtime binds them from the state.
+    if (auto read = dyn_cast<StateReadOp>(op)) {
+      shapes[read.getResult()] =
+          declaredStateShape(read.getType().cast<RankedTensorType>(), read.dims());
+      return WalkResult::advance();
+    }
     auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
     if (!iface) {
       // Ops without a rule (parameters) have fully static result types; a foreign op's

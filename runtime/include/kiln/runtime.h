@@ -228,9 +228,49 @@ typedef struct kiln_session_stats {
   uint64_t runs;             /* successful runs */
   uint64_t temp_bytes;       /* bytes of temporaries currently held */
   uint64_t temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
+  uint64_t state_bytes;      /* bytes of states currently held */
+  uint64_t state_rows_copied; /* rows copied by kiln_session_gather_states so far */
 } kiln_session_stats;
 
 KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Session state                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A model may declare states (the manifest's "states"): f32 tensors a session keeps
+ * between runs, such as the key/value caches of incremental decoding. An entry point
+ * creates a state (zero-filled or written in full: `decode_start` of a Transformer) and
+ * later runs read it or update it in place (`decode_step` appends one position to each
+ * cache without copying the rest). Dimension 0 of every state is the batch: row r of
+ * each state belongs to the sequence in row r of the inputs.
+ *
+ * A run that needs a state no earlier run created fails with FAILED_PRECONDITION naming
+ * it and the entries that create it; a state whose shape disagrees with the run's inputs
+ * (e.g. another batch size) fails with INVALID_ARGUMENT. A failed run forgets the states
+ * it would have written. */
+
+KILN_API size_t kiln_model_state_count(const kiln_model* model);
+/* NULL when index is out of range. */
+KILN_API const char* kiln_model_state_name(const kiln_model* model, size_t state_index);
+
+/* The current value of a state: out->data and out->shape are owned by the session and
+ * valid until the next run, gather or clear. FAILED_PRECONDITION when the state is not
+ * set, NOT_FOUND when the model has no such state. */
+KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const char* name,
+                                             kiln_tensor* out_tensor);
+
+/* Reorders the batch of every state that is set: afterwards row i of each state holds
+ * what row rows[i] held before, and the batch is row_count (rows may repeat, and a row
+ * left out is dropped: a beam search keeps its surviving hypotheses this way). Rows that
+ * stay where they are are not copied. INVALID_ARGUMENT for an index outside the batch or
+ * states of different batch sizes; FAILED_PRECONDITION when no state is set. On failure
+ * the states are unchanged. */
+KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const int32_t* rows,
+                                                 size_t row_count);
+
+/* Forgets every state (their memory is kept for reuse). */
+KILN_API void kiln_session_clear_states(kiln_session* session);
 
 #ifdef __cplusplus
 } /* extern "C" */

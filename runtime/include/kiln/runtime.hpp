@@ -245,6 +245,17 @@ public:
     return s;
   }
 
+  // Session state (see kiln_session_get_state and friends in runtime.h).
+  OutputView state(const std::string& name) const {
+    kiln_tensor t;
+    check(kiln_session_get_state(handle_, name.c_str(), &t));
+    return view(t);
+  }
+  void gatherStates(const std::vector<int32_t>& rows) {
+    check(kiln_session_gather_states(handle_, rows.data(), rows.size()));
+  }
+  void clearStates() { kiln_session_clear_states(handle_); }
+
 private:
   static OutputView view(const kiln_tensor& t) {
     return {t.name, t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank), t.data};

@@ -15,10 +15,18 @@
 namespace kiln {
 class ParameterOp;
 class ReturnOp;
+class StateAllocOp;
+class StateReadOp;
 /// Checks an op's declared result type against its symbolic shape rule.
 mlir::LogicalResult verifySymbolicShape(mlir::Operation *op);
 mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
+/// State ops (StateOps.cpp): a non-empty name, and `dims` naming every dynamic dim.
+mlir::LogicalResult verifyStateName(mlir::Operation *op, llvm::StringRef name);
+mlir::LogicalResult verifyStateAlloc(StateAllocOp op);
+mlir::LogicalResult verifyStateRead(StateReadOp op);
+/// The symbolic shape a state op declares: its type, each dynamic dim named by `dims`.
+SymShape declaredStateShape(mlir::RankedTensorType type, mlir::ArrayAttr dims);
 } // namespace kiln
 
 #include "kiln/ir/KilnInterfaces.h.inc"

@@ -489,4 +489,93 @@ def Kiln_AttentionOp : Kiln_ShapedOp<"attention"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Session state (key/value caches of incremental decoding)
+//===----------------------------------------------------------------------===//
+
+// A state is a tensor that the runtime keeps in a session between runs of the model's
+// entry points, named model-wide. Its first dimension is the batch: the runtime gathers
+// rows of every state when a search reorders or drops its hypotheses
+// (kiln_session_gather_states). These ops have side effects, so passes keep them and
+// keep their order.
+
+def Kiln_StateAllocOp : Kiln_Op<"state_alloc", [MemoryEffects<[MemWrite]>]> {
+  let summary = "(re)creates a session state, filled with zeros";
+  let description = [{
+    Makes state `name` a zero-filled tensor of type `type`, whose dynamic dimensions are
+    the entry's dims named by `dims` (one string per dimension, "" for static ones, as
+    an entry input's `kiln.dims`). What the state held before is forgotten. A key/value
+    cache is allocated this way once per batch, at its full capacity, and then filled
+    one position per step by `kiln.kv_append`.
+
+    ```mlir
+    kiln.state_alloc "decoder.layers.0.self_attn.k_cache" {dims = ["B", "", "", ""]}
+        : tensor<?x8x128x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, TypeAttr:$type,
+                   StrArrayAttr:$dims);
+  let assemblyFormat = "$name attr-dict `:` $type";
+  let verifier = [{ return ::kiln::verifyStateAlloc(*this); }];
+}
+
+def Kiln_StateWriteOp : Kiln_Op<"state_write", [MemoryEffects<[MemWrite]>]> {
+  let summary = "(re)creates a session state holding a copy of a tensor";
+  let description = [{
+    Makes state `name` a copy of `value`, with its shape. Cross-attention keys and
+    values are computed once per source this way and read by every decoding step.
+
+    ```mlir
+    kiln.state_write "decoder.layers.0.multihead_attn.k" , %k : tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Kiln_F32Tensor:$value);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+  let verifier = [{ return ::kiln::verifyStateName(*this, name()); }];
+}
+
+def Kiln_StateReadOp : Kiln_Op<"state_read", [MemoryEffects<[MemRead]>]> {
+  let summary = "the current value of a session state";
+  let description = [{
+    Reads state `name`, which an earlier run (of this or another entry point) created.
+    Its dynamic dimensions are named by `dims` ("" for static ones); like an entry
+    input's dims, they are bound by the state's actual shape at run time (and must agree
+    with the inputs that bind the same names). The runtime reads it in place.
+
+    ```mlir
+    %k = kiln.state_read "decoder.layers.0.multihead_attn.k" {dims = ["B", "", "S", ""]}
+        : tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrArrayAttr:$dims);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let verifier = [{ return ::kiln::verifyStateRead(*this); }];
+}
+
+def Kiln_KvAppendOp : Kiln_Op<"kv_append", [MemoryEffects<[MemRead, MemWrite]>,
+    DeclareOpInterfaceMethods<Kiln_SymbolicShapeOpInterface>]> {
+  let summary = "writes one position into a key/value cache, in place, and reads the prefix";
+  let description = [{
+    State `name` is a cache of shape `value`'s shape with dimension `axis` (size 1 in
+    `value`) replaced by `capacity`. This writes `value` at index P of that dimension,
+    P being the entry dimension named by `position` (an input declares it with
+    `kiln.value_dim`: its value is the decoding step), and returns the cache's first
+    P + 1 positions along `axis`: every key or value up to and including this step.
+    Nothing is copied but `value`: the result is a view of the cache, so a decoding
+    step's cost grows with P, not P². The cache must exist (`kiln.state_alloc`) with
+    that shape, and P must lie in [0, capacity).
+
+    ```mlir
+    %k = kiln.kv_append "decoder.layers.0.self_attn.k_cache", %k_new
+        {axis = 2 : i64, capacity = 128 : i64, position = "P"}
+        : (tensor<?x8x1x64xf32>) -> tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Kiln_F32Tensor:$value, I64Attr:$axis,
+                   I64Attr:$capacity, StrAttr:$position);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$name `,` $value attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // KILN_IR_KILNOPS_TD

@@ -31,6 +31,13 @@ inline constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 /// checks the form, the names and, when both ends are integers, that lo <= hi.
 inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 
+/// Argument attribute of a rank-0 i32 input: the name (StringAttr) of an entry
+/// dimension whose size is the input's *value*, e.g. "P" for the position of a decoding
+/// step, so that shapes can follow it (`kiln.kv_append`'s result holds P + 1 positions).
+/// The input should carry `kiln.bounds` too: the runtime checks the value before it
+/// binds the dimension.
+inline constexpr llvm::StringLiteral kValueDimAttr = "kiln.value_dim";
+
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 
 /// The symbolic shape of every value in `func`; fails when a rule fails or an input has

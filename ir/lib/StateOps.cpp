@@ -1,0 +1,99 @@
+//===- StateOps.cpp - Verifiers and shape rules of the session-state ops --===//
+//
+// kiln.state_alloc / state_write / state_read / kv_append: the ops through which an
+// entry point keeps tensors (key/value caches) in the runtime's session between runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/ir/DimExpr.h"
+#include "kiln/ir/KilnOps.h"
+
+using namespace mlir;
+using namespace kiln;
+
+SymShape kiln::declaredStateShape(RankedTensorType type, ArrayAttr dims) {
+  SymShape shape = shapeOf(type);
+  for (size_t i = 0; i < shape.size() && dims && i < dims.size(); ++i)
+    if (!shape[i].isStatic())
+      if (auto name = dims[i].dyn_cast<StringAttr>(); name && !name.getValue().empty())
+        shape[i] = SymDim::named(name.getValue().str());
+  return shape;
+}
+
+LogicalResult kiln::verifyStateName(Operation *op, StringRef name) {
+  if (name.empty())
+    return op->emitOpError() << "needs a non-empty state name";
+  return success();
+}
+
+/// `dims` has one entry per dimension of `type`: a name for each dynamic one (a single
+/// name, which the runtime binds or checks), "" for each static one.
+static LogicalResult verifyStateDims(Operation *op, RankedTensorType type, ArrayAttr dims) {
+  if (dims.size() != static_cast<size_t>(type.getRank()))
+    return op->emitOpError() << "'dims' has " << dims.size() << " entries but the type "
+                             << type << " has rank " << type.getRank();
+  for (unsigned i = 0; i < dims.size(); ++i) {
+    StringRef name = dims[i].cast<StringAttr>().getValue();
+    bool dynamic = type.isDynamicDim(i);
+    if (!dynamic && !name.empty())
+      return op->emitOpError() << "dimension " << i << " of " << type
+                               << " is static; its 'dims' entry must be \"\", got \""
+                               << name << "\"";
+    if (dynamic) {
+      llvm::Expected<std::vector<std::string>> names = dimExprNames(name);
+      if (!names || names->size() != 1 || (*names)[0] != name.trim())
+        return op->emitOpError() << "dynamic dimension " << i << " of " << type
+                                 << " needs a dimension name in 'dims', got \"" << name
+                                 << "\"";
+      if (!names)
+        llvm::consumeError(names.takeError());
+    }
+  }
+  return success();
+}
+
+LogicalResult kiln::verifyStateAlloc(StateAllocOp op) {
+  if (failed(verifyStateName(op, op.name())))
+    return failure();
+  auto type = op.type().dyn_cast<RankedTensorType>();
+  if (!type || !type.getElementType().isF32())
+    return op.emitOpError() << "states are ranked f32 tensors, got " << op.type();
+  return verifyStateDims(op, type, op.dims());
+}
+
+LogicalResult kiln::verifyStateRead(StateReadOp op) {
+  if (failed(verifyStateName(op, op.name())))
+    return failure();
+  return verifyStateDims(op, op.getType().cast<RankedTensorType>(), op.dims());
+}
+
+ShapeResult KvAppendOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  const SymShape &value = operands[0];
+  int64_t rank = static_cast<int64_t>(value.size());
+  int64_t axis = this->axis();
+  if (axis < 0 || axis >= rank)
+    return ShapeResult::failure("kv_append axis " + std::to_string(axis) +
+                                " is out of range for a value of rank " +
+                                std::to_string(rank));
+  if (axis == 0)
+    return ShapeResult::failure("kv_append axis must not be 0: dimension 0 of a state is "
+                                "its batch");
+  if (!value[axis].isStatic() || value[axis].size != 1)
+    return ShapeResult::failure("kv_append appends one position: dimension " +
+                                std::to_string(axis) + " of the value " + toString(value) +
+                                " must be 1");
+  if (capacity() < 1)
+    return ShapeResult::failure("kv_append capacity must be positive, got " +
+                                std::to_string(capacity()));
+  llvm::Expected<std::vector<std::string>> names = dimExprNames(position());
+  if (!names || names->size() != 1 || (*names)[0] != position().trim()) {
+    if (!names)
+      llvm::consumeError(names.takeError());
+    return ShapeResult::failure("kv_append position must name an entry dimension (an "
+                                "input's kiln.value_dim), got \"" +
+                                position().str() + "\"");
+  }
+  SymShape result = value;
+  result[axis] = SymDim::named(position().trim().str() + "+1");
+  return ShapeResult::ok(std::move(result));
+}
