@@ -258,6 +258,16 @@ KILN_API kiln_status* kiln_model_parameter_info(const kiln_model* model, size_t 
   });
 }
 
+KILN_API size_t kiln_model_state_count(const kiln_model* model) {
+  return model ? unwrap(model)->manifest().states.size() : 0;
+}
+
+KILN_API const char* kiln_model_state_name(const kiln_model* model, size_t state_index) {
+  if (!model || state_index >= unwrap(model)->manifest().states.size())
+    return nullptr;
+  return unwrap(model)->manifest().states[state_index].name.c_str();
+}
+
 KILN_API kiln_status* kiln_weights_open(const kiln_model* model, const char* safetensors_path,
                                         kiln_weights** out_weights) {
   if (out_weights)

@@ -103,5 +103,28 @@ KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_s
   *out = session ? unwrap(session)->stats() : kiln_session_stats{};
 }
 
+KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const char* name,
+                                             kiln_tensor* out_tensor) {
+  return guard([&] {
+    if (!session || !name || !out_tensor)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_state: NULL argument");
+    *out_tensor = unwrap(session)->state(name);
+  });
+}
+
+KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const int32_t* rows,
+                                                 size_t row_count) {
+  return guard([&] {
+    if (!session)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_gather_states: session is NULL");
+    unwrap(session)->gatherStates(rows, row_count);
+  });
+}
+
+KILN_API void kiln_session_clear_states(kiln_session* session) {
+  if (session)
+    unwrap(session)->clearStates();
+}
+
 } // extern "C"
 

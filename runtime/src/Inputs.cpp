@@ -130,8 +130,8 @@ std::vector<const kiln_tensor*> matchInputs(const EntryDesc& e, const kiln_tenso
   return byInput;
 }
 
-void bindDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-              std::vector<int64_t>& values) {
+void bindInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
+                   std::vector<int64_t>& values) {
   values.assign(e.dimNames.size(), -1);
   std::vector<std::pair<size_t, size_t>> boundBy(e.dimNames.size()); // (input, dim)
   for (size_t i = 0; i < e.inputs.size(); ++i) {
@@ -154,6 +154,33 @@ void bindDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
       }
     }
   }
+}
+
+void bindValueDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
+                   std::vector<int64_t>& values) {
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    const TensorDesc& want = e.inputs[i];
+    if (want.valueDimSlot < 0)
+      continue;
+    int64_t value = valueAt(*inputs[i], 0);
+    if (value < 0)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name, "' is ",
+           value, ", but its value is dimension '", want.valueDim,
+           "', which cannot be negative");
+    values[want.valueDimSlot] = value;
+  }
+}
+
+int inputBinding(const EntryDesc& e, int slot) {
+  for (size_t i = 0; i < e.inputs.size(); ++i)
+    for (int s : e.inputs[i].bindSlot)
+      if (s == slot)
+        return int(i);
+  return -1;
+}
+
+void checkInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
+                    const std::vector<int64_t>& values) {
   for (size_t i = 0; i < e.inputs.size(); ++i) {
     const TensorDesc& want = e.inputs[i];
     for (size_t d = 0; d < want.dims.size(); ++d) {
@@ -178,10 +205,14 @@ void bindDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
 }
 
 void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-                 const std::vector<int64_t>& values) {
+                 const std::vector<int64_t>& values, BoundsOf which) {
   for (size_t k = 0; k < e.inputs.size(); ++k) {
     const TensorDesc& want = e.inputs[k];
     if (!want.bounds)
+      continue;
+    bool isValueDim = want.valueDimSlot >= 0;
+    if ((which == BoundsOf::ValueDimInputs && !isValueDim) ||
+        (which == BoundsOf::OtherInputs && isValueDim))
       continue;
     const kiln_tensor& got = *inputs[k];
     int64_t lo, hi;
@@ -216,8 +247,9 @@ void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inpu
 
 std::string formatBindings(const EntryDesc& e, const std::vector<int64_t>& values) {
   std::string out;
-  for (size_t s = 0; s < e.dimNames.size(); ++s)
-    out += cat(s ? ", " : "", e.dimNames[s], "=", values[s]);
+  for (size_t s = 0; s < e.dimNames.size() && s < values.size(); ++s)
+    if (values[s] >= 0) // not yet bound otherwise
+      out += cat(out.empty() ? "" : ", ", e.dimNames[s], "=", values[s]);
   return out;
 }
 

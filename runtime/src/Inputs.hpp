@@ -12,16 +12,37 @@ namespace kiln::rt {
 std::vector<const kiln_tensor*> matchInputs(const EntryDesc& entry, const kiln_tensor* inputs,
                                             size_t count);
 
-// Binds every dynamic dimension (values[slot]) from the inputs' bare-name dims, then checks
-// every other input dim against its static size or expression. Throws INVALID_ARGUMENT.
-void bindDims(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
-              std::vector<int64_t>& values);
+// A run binds an entry's dimensions in this order (docs/manifest.md): from the inputs'
+// shapes (bindInputDims), from the states it reads (StateSet::bindDims), from value_dim
+// inputs once their bounds hold (checkBounds of them, then bindValueDims); then every
+// other input dim is checked (checkInputDims) and the other inputs' bounds.
+
+// Sizes values to the entry's slots (-1: unbound) and binds those the inputs' bare-name
+// dims name. Throws INVALID_ARGUMENT when two inputs disagree.
+void bindInputDims(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
+                   std::vector<int64_t>& values);
+
+// Binds each value_dim input's dimension to its value. Throws INVALID_ARGUMENT for a
+// negative value.
+void bindValueDims(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
+                   std::vector<int64_t>& values);
+
+// Checks every input dim that does not bind a name against its static size or expression.
+// Throws INVALID_ARGUMENT.
+void checkInputDims(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
+                    const std::vector<int64_t>& values);
+
+// Which inputs checkBounds looks at.
+enum class BoundsOf { AllInputs, ValueDimInputs, OtherInputs };
 
 // Checks every element of each input that declares bounds against them, evaluated with
 // the bound dimensions: one pass over the data, no allocation unless an element is out of
 // bounds. Throws INVALID_ARGUMENT naming the first element outside its bounds.
 void checkBounds(const EntryDesc& entry, const std::vector<const kiln_tensor*>& inputs,
-                 const std::vector<int64_t>& values);
+                 const std::vector<int64_t>& values, BoundsOf which = BoundsOf::AllInputs);
+
+// The input (by index) whose shape binds the slot, or -1.
+int inputBinding(const EntryDesc& entry, int slot);
 
 // "B=2, S=3", for messages.
 std::string formatBindings(const EntryDesc& entry, const std::vector<int64_t>& values);

@@ -25,9 +25,18 @@ kiln_tensor_info TensorDesc::info() const {
 
 std::string TensorDesc::describe() const { return formatDims(dimTexts); }
 
+std::string BufferDesc::describe() const { return formatDims(dimTexts); }
+
 int Manifest::findEntry(std::string_view name) const {
   for (size_t i = 0; i < entries.size(); ++i)
     if (entries[i].name == name)
+      return int(i);
+  return -1;
+}
+
+int Manifest::findState(std::string_view name) const {
+  for (size_t i = 0; i < states.size(); ++i)
+    if (states[i].name == name)
       return int(i);
   return -1;
 }
@@ -87,12 +96,13 @@ kiln_dtype getDType(const Json& object, const std::string& path) {
   return *dtype;
 }
 
-// A shape item or a bound: an integer, or a string holding a dimension expression.
-// Sizes must not be negative; bounds may be.
-DimExpr getDimItem(const Json& item, const std::string& itemPath, bool isSize) {
+// A shape item, a view's offset or stride, or a bound: an integer, or a string holding a
+// dimension expression. Sizes (offsets, strides) must not be negative; bounds may be.
+DimExpr getDimItem(const Json& item, const std::string& itemPath, bool isSize,
+                   const char* noun = "size") {
   if (item.isInteger()) {
     if (isSize && item.asInt() < 0)
-      invalid(itemPath, cat("negative size ", item.asInt()));
+      invalid(itemPath, cat("negative ", noun, " ", item.asInt()));
     return DimExpr::constant(item.asInt());
   }
   if (!item.isString())
@@ -187,11 +197,68 @@ std::vector<TensorDesc> parseParameters(const Json& root) {
   return params;
 }
 
+// "states": [{name, dtype, rank}], model-wide.
+std::vector<StateDesc> parseStates(const Json& root) {
+  std::vector<StateDesc> states;
+  if (!root.find("states"))
+    return states;
+  const auto& items = getArray(root, "states", "manifest");
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::string path = cat("states[", i, "]");
+    StateDesc s;
+    s.name = getString(items[i], "name", path);
+    if (s.name.empty())
+      invalid(path + ".name", "empty name");
+    s.dtype = getDType(items[i], path);
+    if (s.dtype != KILN_DTYPE_F32)
+      invalid(path + ".dtype", cat("state '", s.name, "' is ", kiln_dtype_name(s.dtype),
+                                   "; states are f32"));
+    const Json& rank = member(items[i], "rank", path);
+    if (!rank.isInteger() || rank.asInt() < 1)
+      invalid(path + ".rank", "expected an integer rank of at least 1 (dimension 0 is the "
+                              "batch)");
+    s.rank = size_t(rank.asInt());
+    for (size_t j = 0; j < states.size(); ++j)
+      if (states[j].name == s.name)
+        invalid(path, cat("duplicate state name '", s.name, "'"));
+    states.push_back(std::move(s));
+  }
+  return states;
+}
+
+// A view's "offset" (an integer or an expression) and "strides" (one per dimension).
+void getViewLayout(const Json& object, BufferDesc& b, const std::string& path) {
+  if (const Json* offset = object.find("offset")) {
+    if ((offset->isInteger() && offset->asInt() < 0) ||
+        (!offset->isInteger() && !offset->isString()))
+      invalid(path + ".offset",
+              offset->isInteger()
+                  ? std::string("expected a non-negative integer element offset")
+                  : cat("expected a non-negative integer element offset or a dimension "
+                        "expression, got ", Json::kindName(offset->kind())));
+    b.offset = getDimItem(*offset, path + ".offset", true);
+  }
+  if (const Json* strides = object.find("strides")) {
+    if (!strides->isArray())
+      invalid(path + ".strides", cat("expected an array of element strides, got ",
+                                     Json::kindName(strides->kind())));
+    const auto& items = strides->items();
+    if (items.size() != b.dims.size())
+      invalid(path + ".strides", cat("view has rank ", b.dims.size(), " but ", items.size(),
+                                     " stride", items.size() == 1 ? "" : "s"));
+    for (size_t k = 0; k < items.size(); ++k)
+      b.strides.push_back(
+          getDimItem(items[k], cat(path, ".strides[", k, "]"), true, "stride"));
+  }
+}
+
 BufferDesc getBuffer(const Json& object, const std::string& path, size_t numInputs,
-                     size_t numParams, size_t numBuffers) {
+                     size_t numParams, size_t numStates, size_t numBuffers) {
   BufferDesc b;
   b.dtype = getDType(object, path);
   b.dims = getShape(object, path);
+  for (const DimExpr& d : b.dims)
+    b.dimTexts.push_back(d.text());
   const std::string& kind = getString(object, "kind", path);
   if (kind == "input") {
     b.kind = BufferKind::Input;
@@ -204,15 +271,24 @@ BufferDesc getBuffer(const Json& object, const std::string& path, size_t numInpu
   } else if (kind == "view") {
     b.kind = BufferKind::View;
     b.index = getIndex(object, "view_of", numBuffers, path, "buffers");
-    if (const Json* offset = object.find("offset")) {
-      if (!offset->isInteger() || offset->asInt() < 0)
-        invalid(path + ".offset", "expected a non-negative integer element offset");
-      b.offset = offset->asInt();
+    getViewLayout(object, b, path);
+  } else if (kind == "state") {
+    b.kind = BufferKind::State;
+    b.index = getIndex(object, "state", numStates, path, "states");
+    if (const Json* create = object.find("create")) {
+      if (!create->isBool())
+        invalid(path + ".create", cat("expected true or false, got ",
+                                      Json::kindName(create->kind())));
+      b.create = create->asBool();
     }
   } else {
-    invalid(path + ".kind",
-            cat("unknown kind \"", kind, "\" (expected input, parameter, temp or view)"));
+    invalid(path + ".kind", cat("unknown kind \"", kind,
+                                "\" (expected input, parameter, temp, view or state)"));
   }
+  if (b.kind != BufferKind::View)
+    for (const char* key : {"offset", "strides"})
+      if (object.find(key))
+        invalid(cat(path, ".", key), cat("only a view has \"", key, "\""));
   return b;
 }
 
@@ -227,25 +303,96 @@ int64_t staticElementCount(const std::vector<DimExpr>& dims) {
   return n;
 }
 
-// Follows view_of links to the buffer that owns the memory, rejecting cycles.
+// Follows view_of links to the buffer that owns the memory, rejecting cycles, and finds
+// the strides each view uses: its own, those of the strided view it views, or none.
 void resolveViewRoots(EntryDesc& e, const std::string& path) {
   for (size_t i = 0; i < e.buffers.size(); ++i) {
     size_t current = i;
     size_t hops = 0;
-    int64_t offset = 0;
     while (e.buffers[current].kind == BufferKind::View) {
-      offset += e.buffers[current].offset;
       current = size_t(e.buffers[current].index);
       if (++hops > e.buffers.size())
         invalid(cat(path, ".buffers[", i, "]"), "view_of forms a cycle");
     }
     e.buffers[i].root = int(current);
-    e.buffers[i].rootOffset = offset;
+  }
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    BufferDesc& b = e.buffers[i];
+    if (b.kind != BufferKind::View)
+      continue;
+    if (!b.strides.empty()) {
+      b.strideSource = int(i);
+      continue;
+    }
+    int inner = b.index;
+    while (e.buffers[inner].kind == BufferKind::View && e.buffers[inner].strides.empty())
+      inner = e.buffers[inner].index;
+    if (e.buffers[inner].kind != BufferKind::View)
+      continue; // dense in its own shape
+    b.strideSource = inner;
+    if (e.buffers[inner].dims.size() != b.dims.size())
+      invalid(cat(path, ".buffers[", i, "]"),
+              cat("view of rank ", b.dims.size(), " without strides views buffers[", inner,
+                  "], a strided view of rank ", e.buffers[inner].dims.size(),
+                  "; give it its own strides"));
   }
 }
 
+// The view's offset in its root's elements when every offset along the chain is static,
+// else -1.
+int64_t staticRootOffset(const EntryDesc& e, size_t b) {
+  int64_t offset = 0;
+  for (size_t i = b; e.buffers[i].kind == BufferKind::View; i = size_t(e.buffers[i].index)) {
+    const DimExpr& o = e.buffers[i].offset;
+    if (!o.isConstant() || __builtin_add_overflow(offset, o.constantValue(), &offset))
+      return -1;
+  }
+  return offset;
+}
+
+// Checks a view fits in its root when everything about it is static.
+void checkStaticViewFits(const EntryDesc& e, size_t i, const std::string& bpath) {
+  const BufferDesc& b = e.buffers[i];
+  int64_t offset = staticRootOffset(e, i);
+  int64_t baseCount = staticElementCount(e.buffers[b.root].dims);
+  if (offset < 0 || baseCount < 0)
+    return;
+  if (b.strideSource < 0) {
+    int64_t viewCount = staticElementCount(b.dims);
+    if (viewCount >= 0 && offset + viewCount > baseCount)
+      invalid(bpath, cat("view has ", viewCount, " elements from offset ", offset,
+                         " but buffers[", b.root, "] has ", baseCount));
+    return;
+  }
+  // Strided: the last element is at offset + sum((extent - 1) * stride).
+  const std::vector<DimExpr>& strides = e.buffers[b.strideSource].strides;
+  int64_t last = offset;
+  for (size_t k = 0; k < b.dims.size(); ++k) {
+    if (!b.dims[k].isConstant() || !strides[k].isConstant())
+      return;
+    if (b.dims[k].constantValue() == 0)
+      return; // no element at all
+    int64_t step;
+    if (__builtin_mul_overflow(b.dims[k].constantValue() - 1, strides[k].constantValue(),
+                               &step) ||
+        __builtin_add_overflow(last, step, &last))
+      last = INT64_MAX;
+  }
+  if (last >= baseCount)
+    invalid(bpath, cat("strided view ", b.describe(), " with strides ",
+                       formatDims([&] {
+                         std::vector<std::string> t;
+                         for (const DimExpr& s : strides)
+                           t.push_back(s.text());
+                         return t;
+                       }()),
+                       " from offset ", offset, " reaches element ", last, " but buffers[",
+                       b.root, "] has ", baseCount));
+}
+
 void checkBufferConsistency(const EntryDesc& e, const std::vector<TensorDesc>& params,
-                            const std::string& path) {
+                            const std::vector<StateDesc>& states, const std::string& path) {
+  std::vector<int> bufferOfState(states.size(), -1);
   for (size_t i = 0; i < e.buffers.size(); ++i) {
     const BufferDesc& b = e.buffers[i];
     std::string bpath = cat(path, ".buffers[", i, "]");
@@ -268,11 +415,17 @@ void checkBufferConsistency(const EntryDesc& e, const std::vector<TensorDesc>& p
       if (b.dtype != base.dtype)
         invalid(bpath, cat("view is ", kiln_dtype_name(b.dtype), " but buffers[", b.root,
                            "] it views is ", kiln_dtype_name(base.dtype)));
-      int64_t viewCount = staticElementCount(b.dims);
-      int64_t baseCount = staticElementCount(base.dims);
-      if (viewCount >= 0 && baseCount >= 0 && b.rootOffset + viewCount > baseCount)
-        invalid(bpath, cat("view has ", viewCount, " elements from offset ", b.rootOffset,
-                           " but buffers[", b.root, "] has ", baseCount));
+      checkStaticViewFits(e, i, bpath);
+    } else if (b.kind == BufferKind::State) {
+      const StateDesc& s = states[b.index];
+      if (b.dtype != s.dtype || b.dims.size() != s.rank)
+        invalid(bpath, cat("buffer is ", kiln_dtype_name(b.dtype), " of rank ", b.dims.size(),
+                           " but state '", s.name, "' is ", kiln_dtype_name(s.dtype),
+                           " of rank ", s.rank));
+      if (bufferOfState[b.index] >= 0)
+        invalid(bpath, cat("state '", s.name, "' already has buffers[", bufferOfState[b.index],
+                           "] in this entry (an entry has at most one buffer per state)"));
+      bufferOfState[b.index] = int(i);
     }
   }
   for (size_t i = 0; i < e.inputs.size(); ++i) {
@@ -290,17 +443,32 @@ void checkBufferConsistency(const EntryDesc& e, const std::vector<TensorDesc>& p
               cat("output '", out.name, "' is ", kiln_dtype_name(out.dtype), " ",
                   out.describe(), " but buffers[", out.buffer, "] is ",
                   kiln_dtype_name(b.dtype), " of rank ", b.dims.size()));
+    // A kiln_tensor is dense: a kernel must copy a strided view into a temp first.
+    if (b.strideSource >= 0)
+      invalid(cat(path, ".outputs[", i, "]"),
+              cat("output '", out.name, "' is buffers[", out.buffer,
+                  "], a strided view; outputs are dense (copy it into a temp)"));
   }
 }
 
-// Steps must only read memory that holds data: inputs, parameters, or what an earlier step
-// wrote; and must never write the caller's inputs or the shared weights.
-void checkSteps(const EntryDesc& e, const std::vector<std::string>& kernels,
+// Steps must only read memory that holds data: inputs, parameters, states, or what an
+// earlier step wrote; and must never write the caller's inputs or the shared weights.
+// Records the states the entry creates or writes.
+void checkSteps(EntryDesc& e, const std::vector<std::string>& kernels,
                 const std::string& path) {
   std::vector<bool> written(e.buffers.size(), false);
-  for (size_t i = 0; i < e.buffers.size(); ++i)
-    written[i] = e.buffers[i].kind == BufferKind::Input ||
-                 e.buffers[i].kind == BufferKind::Parameter;
+  auto noteState = [&](int state) {
+    if (std::find(e.writtenStates.begin(), e.writtenStates.end(), state) ==
+        e.writtenStates.end())
+      e.writtenStates.push_back(state);
+  };
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    BufferKind kind = e.buffers[i].kind;
+    written[i] = kind == BufferKind::Input || kind == BufferKind::Parameter ||
+                 kind == BufferKind::State;
+    if (kind == BufferKind::State && e.buffers[i].create)
+      noteState(e.buffers[i].index);
+  }
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc& step = e.steps[s];
     std::string spath = cat(path, ".steps[", s, "]");
@@ -319,6 +487,8 @@ void checkSteps(const EntryDesc& e, const std::vector<std::string>& kernels,
               cat("kernel '", kernels[step.kernel], "' writes buffers[", out, "], which is ",
                   kind == BufferKind::Input ? "an input" : "a parameter"));
     written[root] = true;
+    if (kind == BufferKind::State)
+      noteState(e.buffers[root].index);
   }
   for (size_t i = 0; i < e.outputs.size(); ++i)
     if (!written[e.buffers[e.outputs[i].buffer].root])
@@ -326,27 +496,53 @@ void checkSteps(const EntryDesc& e, const std::vector<std::string>& kernels,
               cat("output '", e.outputs[i].name, "' is never written by any step"));
 }
 
-// Assigns a slot to every name bound by an input, and checks every other use is bound.
+// Assigns a slot to every name bound by an input's shape, a state buffer's shape (one
+// without "create") or a value_dim input, and checks every other use is bound.
 void resolveDims(EntryDesc& e, const std::string& path) {
-  for (TensorDesc& in : e.inputs) {
-    in.bindSlot.assign(in.dims.size(), -1);
-    for (size_t d = 0; d < in.dims.size(); ++d) {
-      const std::string* name = in.dims[d].bareName();
+  std::vector<std::string> binder; // slot -> who binds it, for messages
+  auto bindAll = [&](const std::vector<DimExpr>& dims, std::vector<int>& slots,
+                     const std::string& who) {
+    slots.assign(dims.size(), -1);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const std::string* name = dims[d].bareName();
       if (!name)
         continue;
       auto it = std::find(e.dimNames.begin(), e.dimNames.end(), *name);
-      in.bindSlot[d] = int(it - e.dimNames.begin());
-      if (it == e.dimNames.end())
+      slots[d] = int(it - e.dimNames.begin());
+      if (it == e.dimNames.end()) {
         e.dimNames.push_back(*name);
+        binder.push_back(who);
+      }
     }
+  };
+  for (TensorDesc& in : e.inputs)
+    bindAll(in.dims, in.bindSlot, cat("input '", in.name, "'"));
+  for (size_t i = 0; i < e.buffers.size(); ++i)
+    if (e.buffers[i].kind == BufferKind::State && !e.buffers[i].create)
+      bindAll(e.buffers[i].dims, e.buffers[i].bindSlot, cat("buffers[", i, "] (state)"));
+  size_t firstValueDim = e.dimNames.size();
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    TensorDesc& in = e.inputs[i];
+    if (in.valueDim.empty())
+      continue;
+    auto it = std::find(e.dimNames.begin(), e.dimNames.end(), in.valueDim);
+    if (it != e.dimNames.end())
+      invalid(cat(path, ".inputs[", i, "].value_dim"),
+              cat("dimension '", in.valueDim, "' is also bound by ",
+                  binder[size_t(it - e.dimNames.begin())],
+                  "; a value_dim names a dimension that no shape binds"));
+    in.valueDimSlot = int(e.dimNames.size());
+    e.dimNames.push_back(in.valueDim);
+    binder.push_back(cat("the value of input '", in.name, "'"));
   }
   auto resolve = [&](DimExpr& d, const std::string& where) {
     d.resolve([&](const std::string& name) {
       auto it = std::find(e.dimNames.begin(), e.dimNames.end(), name);
       if (it == e.dimNames.end())
         invalid(where, cat("dimension '", name, "' in \"", d.text(),
-                           "\" is not bound by any input (no input has a shape item that "
-                           "is exactly '", name, "')"));
+                           "\" is not bound (no input, and no state buffer without "
+                           "\"create\", has a shape item that is exactly '", name,
+                           "', and no input has \"value_dim\": \"", name, "\")"));
       return int(it - e.dimNames.begin());
     });
   };
@@ -355,20 +551,57 @@ void resolveDims(EntryDesc& e, const std::string& path) {
       resolve(d, where);
   };
   for (size_t i = 0; i < e.inputs.size(); ++i) {
-    resolveAll(e.inputs[i].dims, cat(path, ".inputs[", i, "]"));
-    if (auto& b = e.inputs[i].bounds) {
-      resolve(b->min, cat(path, ".inputs[", i, "].bounds[0]"));
-      resolve(b->max, cat(path, ".inputs[", i, "].bounds[1]"));
+    TensorDesc& in = e.inputs[i];
+    resolveAll(in.dims, cat(path, ".inputs[", i, "]"));
+    if (!in.bounds)
+      continue;
+    DimExpr* ends[2] = {&in.bounds->min, &in.bounds->max};
+    for (int k = 0; k < 2; ++k) {
+      std::string where = cat(path, ".inputs[", i, "].bounds[", k, "]");
+      resolve(*ends[k], where);
+      // A value_dim's bounds are checked before any value_dim is bound.
+      for (size_t n = 0; !in.valueDim.empty() && n < ends[k]->names().size(); ++n)
+        if (size_t(ends[k]->slotOfName(n)) >= firstValueDim)
+          invalid(where, cat("bounds of value_dim input '", in.name, "' use dimension '",
+                             ends[k]->names()[n], "', which is itself a value_dim; they may "
+                             "only use dimensions that shapes bind"));
     }
   }
   for (size_t i = 0; i < e.outputs.size(); ++i)
     resolveAll(e.outputs[i].dims, cat(path, ".outputs[", i, "]"));
-  for (size_t i = 0; i < e.buffers.size(); ++i)
-    resolveAll(e.buffers[i].dims, cat(path, ".buffers[", i, "]"));
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    std::string where = cat(path, ".buffers[", i, "]");
+    resolveAll(e.buffers[i].dims, where);
+    resolve(e.buffers[i].offset, where + ".offset");
+    for (size_t k = 0; k < e.buffers[i].strides.size(); ++k)
+      resolve(e.buffers[i].strides[k], cat(where, ".strides[", k, "]"));
+  }
+}
+
+// "value_dim": NAME on an input: a rank-0 integer whose value binds NAME.
+void getValueDim(const Json& object, TensorDesc& t, const std::string& path) {
+  const Json* v = object.find("value_dim");
+  if (!v)
+    return;
+  std::string vpath = path + ".value_dim";
+  if (!v->isString())
+    invalid(vpath, cat("expected a dimension name, got ", Json::kindName(v->kind())));
+  std::string error;
+  auto expr = DimExpr::parse(v->asString(), error);
+  if (!expr || !expr->bareName())
+    invalid(vpath, cat("\"", v->asString(), "\" is not a dimension name"));
+  if (t.dtype != KILN_DTYPE_I32 && t.dtype != KILN_DTYPE_I64)
+    invalid(vpath, cat("input '", t.name, "' is ", kiln_dtype_name(t.dtype),
+                       "; a value_dim input is i32 or i64"));
+  if (!t.dims.empty())
+    invalid(vpath, cat("input '", t.name, "' has shape ", t.describe(),
+                       "; a value_dim input has rank 0 (one element)"));
+  t.valueDim = *expr->bareName();
 }
 
 EntryDesc parseEntry(const Json& object, const std::string& path,
                      const std::vector<TensorDesc>& params,
+                     const std::vector<StateDesc>& states,
                      const std::vector<std::string>& kernels) {
   EntryDesc e;
   e.name = getString(object, "name", path);
@@ -383,13 +616,12 @@ EntryDesc parseEntry(const Json& object, const std::string& path,
     std::string ipath = cat(epath, ".inputs[", i, "]");
     e.inputs.push_back(getTensor(inputs[i], ipath));
     getBounds(inputs[i], e.inputs.back(), ipath);
+    getValueDim(inputs[i], e.inputs.back(), ipath);
     // Optional: an input no kernel reads needs no buffer.
     if (const Json* b = inputs[i].find("buffer"))
       e.inputs.back().buffer = checkIndex(*b, buffers.size(), ipath + ".buffer", "buffers");
   }
   checkUnique(e.inputs, epath + ".inputs", "input");
-  if (outputs.empty())
-    invalid(epath + ".outputs", "an entry needs at least one output");
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string opath = cat(epath, ".outputs[", i, "]");
     e.outputs.push_back(getTensor(outputs[i], opath));
@@ -400,7 +632,8 @@ EntryDesc parseEntry(const Json& object, const std::string& path,
 
   for (size_t i = 0; i < buffers.size(); ++i)
     e.buffers.push_back(getBuffer(buffers[i], cat(epath, ".buffers[", i, "]"),
-                                  e.inputs.size(), params.size(), buffers.size()));
+                                  e.inputs.size(), params.size(), states.size(),
+                                  buffers.size()));
   resolveViewRoots(e, epath);
 
   const auto& steps = getArray(object, "steps", epath);
@@ -417,10 +650,28 @@ EntryDesc parseEntry(const Json& object, const std::string& path,
     e.steps.push_back(std::move(step));
   }
 
-  checkBufferConsistency(e, params, epath);
+  checkBufferConsistency(e, params, states, epath);
   checkSteps(e, kernels, epath);
+  if (e.outputs.empty() && e.writtenStates.empty())
+    invalid(epath + ".outputs",
+            "an entry needs at least one output, unless it creates or writes a state");
   resolveDims(e, epath);
   return e;
+}
+
+// Records which entries create each state; a state some entry reads must have one.
+void checkStatesCreated(Manifest& m) {
+  for (size_t i = 0; i < m.entries.size(); ++i)
+    for (const BufferDesc& b : m.entries[i].buffers)
+      if (b.kind == BufferKind::State && b.create)
+        m.states[b.index].creators.push_back(int(i));
+  for (size_t i = 0; i < m.entries.size(); ++i)
+    for (const BufferDesc& b : m.entries[i].buffers)
+      if (b.kind == BufferKind::State && !b.create && m.states[b.index].creators.empty())
+        invalid(cat("states[", b.index, "]"),
+                cat("state '", m.states[b.index].name, "' is used by entry '",
+                    m.entries[i].name, "' but no entry creates it (a state buffer with "
+                    "\"create\": true)"));
 }
 
 void finalizeInfo(TensorDesc& t) {
@@ -462,16 +713,18 @@ std::unique_ptr<Manifest> parseManifest(std::string_view json) {
     m->kernels.push_back(kernels[i].asString());
   }
 
+  m->states = parseStates(*root);
   const auto& entries = getArray(*root, "entries", "manifest");
   if (entries.empty())
     invalid("entries", "the model declares no entry points");
   for (size_t i = 0; i < entries.size(); ++i) {
     m->entries.push_back(parseEntry(entries[i], cat("entries[", i, "]"), m->parameters,
-                                    m->kernels));
+                                    m->states, m->kernels));
     if (m->findEntry(m->entries.back().name) != int(i))
       invalid(cat("entries[", i, "]"),
               cat("duplicate entry name '", m->entries.back().name, "'"));
   }
+  checkStatesCreated(*m);
 
   // Only now are the strings at their final addresses.
   for (TensorDesc& p : m->parameters)

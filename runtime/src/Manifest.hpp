@@ -27,6 +27,9 @@ struct TensorDesc {
     DimExpr min, max;
   };
   std::optional<ValueBounds> bounds;
+  // Inputs only: the dimension this rank-0 input's value binds ("value_dim"), and its slot.
+  std::string valueDim;
+  int valueDimSlot = -1;
 
   // Backing for kiln_tensor_info::dims; filled once the manifest stops moving.
   std::vector<const char*> dimPointers;
@@ -34,18 +37,36 @@ struct TensorDesc {
   std::string describe() const; // "[B, S, 64]"
 };
 
-enum class BufferKind { Input, Parameter, Temp, View };
+// A tensor the session keeps between runs ("states"): dimension 0 is the batch.
+struct StateDesc {
+  std::string name;
+  kiln_dtype dtype = KILN_DTYPE_F32;
+  size_t rank = 0;
+  std::vector<int> creators; // entries with a "create" buffer of this state
+};
+
+enum class BufferKind { Input, Parameter, Temp, View, State };
 
 struct BufferDesc {
   kiln_dtype dtype = KILN_DTYPE_F32;
   std::vector<DimExpr> dims;
+  std::vector<std::string> dimTexts; // as written, for messages
   BufferKind kind = BufferKind::Temp;
-  int index = -1; // Input: input index; Parameter: parameter index; View: view_of
-  int root = -1;  // the non-view buffer whose memory this one uses
-  // View: where it starts in what it views, in elements (a slice of a weight's leading
-  // rows is a view, so it costs no copy).
-  int64_t offset = 0;
-  int64_t rootOffset = 0; // the same, in the root's elements, along the view_of chain
+  // Input: input index; Parameter: parameter index; View: view_of; State: state index.
+  int index = -1;
+  int root = -1; // the non-view buffer whose memory this one uses
+  bool create = false; // State: the run (re)creates the state with this buffer's shape
+  // State without create: per dim, the dimension slot its bare name binds, or -1.
+  std::vector<int> bindSlot;
+  // View: where it starts in what it views, in elements (a constant or an expression such
+  // as "P*32"), and its own element strides in the root's memory (empty: none given).
+  DimExpr offset = DimExpr::constant(0);
+  std::vector<DimExpr> strides;
+  // The buffer whose strides this one uses: itself or a view it views (a view without
+  // strides of a strided view keeps that view's strides); -1 when dense in its own shape.
+  int strideSource = -1;
+
+  std::string describe() const; // "[B, 4, P+1, 32]"
 };
 
 struct StepDesc {
@@ -59,7 +80,11 @@ struct EntryDesc {
   std::vector<TensorDesc> outputs;
   std::vector<BufferDesc> buffers;
   std::vector<StepDesc> steps;
-  std::vector<std::string> dimNames; // slot -> name of a dynamic dimension
+  // Slot -> name of a dynamic dimension: first those the inputs' shapes bind, then those
+  // the entry's state buffers bind, then the value_dim inputs' names.
+  std::vector<std::string> dimNames;
+  // States this entry creates or writes through a step: a failed run forgets them.
+  std::vector<int> writtenStates;
 };
 
 struct Manifest {
@@ -68,10 +93,12 @@ struct Manifest {
   std::string target;
   std::vector<TensorDesc> parameters;
   std::vector<std::string> kernels;
+  std::vector<StateDesc> states;
   std::vector<EntryDesc> entries;
 
-  // Index of the entry, or -1.
+  // Index of the entry (state), or -1.
   int findEntry(std::string_view name) const;
+  int findState(std::string_view name) const;
   std::string entryNames() const; // "encode, decode"
 };
 

@@ -6,14 +6,12 @@
 #include "HalideErrors.hpp"
 #include "Inputs.hpp"
 
+#include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 namespace kiln::rt {
 
 namespace {
-
-constexpr size_t kTempAlignment = 64; // a cache line and an AVX-512 vector
 
 // Halide treats a buffer with a null host pointer as a bounds query and computes nothing,
 // so empty tensors get this instead.
@@ -36,37 +34,31 @@ int64_t elementCount(const std::vector<int64_t>& shape) {
 }
 
 std::string bufferLabel(const EntryDesc& e, size_t b) {
-  static const char* kinds[] = {"input", "parameter", "temp", "view"};
+  static const char* kinds[] = {"input", "parameter", "temp", "view", "state"};
   return cat("buffers[", b, "] (", kinds[int(e.buffers[b].kind)], ")");
+}
+
+// Evaluates a size, stride or offset of the entry; it must not be negative. where() names
+// it in a message, and is only called on failure.
+template <typename Where>
+int64_t evaluateSize(const EntryDesc& e, const std::vector<int64_t>& values,
+                     const DimExpr& expr, Where&& where) {
+  int64_t v;
+  std::string error;
+  if (!expr.evaluate(values.data(), v, error))
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where(), ": ", error,
+         " (with ", formatBindings(e, values), ")");
+  if (v < 0)
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where(), ": '", expr.text(),
+         "' is ", v, " with ", formatBindings(e, values));
+  return v;
 }
 
 } // namespace
 
-TempBlock::~TempBlock() { reset(); }
-
-bool TempBlock::reserve(size_t bytes) {
-  bytes = bytes == 0 ? kTempAlignment : (bytes + kTempAlignment - 1) / kTempAlignment *
-                                             kTempAlignment;
-  if (bytes <= capacity_)
-    return false;
-  reset();
-  data_ = std::aligned_alloc(kTempAlignment, bytes);
-  if (!data_)
-    fail(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory allocating a ", bytes,
-         "-byte temporary");
-  capacity_ = bytes;
-  return true;
-}
-
-void TempBlock::reset() {
-  std::free(data_);
-  data_ = nullptr;
-  capacity_ = 0;
-}
-
 Session::Session(const Model* model, const Weights* weights,
                  const kiln_session_options& options)
-    : model_(model), weights_(weights), options_(options) {
+    : model_(model), weights_(weights), options_(options), states_(model->manifest()) {
   model_->refs.fetch_add(1);
   if (weights_)
     weights_->refs.fetch_add(1);
@@ -85,11 +77,14 @@ Session::EntryState& Session::state(int entry) {
     auto st = std::make_unique<EntryState>();
     size_t n = e.buffers.size();
     st->shapes.resize(n);
+    st->strides.resize(n);
+    st->offsets.resize(n);
     st->halideDims.resize(n);
     st->halideBuffers.resize(n);
     st->temps.resize(n);
     for (size_t b = 0; b < n; ++b) {
       st->shapes[b].resize(e.buffers[b].dims.size());
+      st->strides[b].resize(e.buffers[b].dims.size());
       st->halideDims[b].resize(e.buffers[b].dims.size());
       if (e.buffers[b].kind == BufferKind::Temp)
         st->temps[b] = std::make_unique<TempBlock>();
@@ -113,39 +108,64 @@ void Session::run(const char* entryName, const kiln_tensor* inputs, size_t count
   const EntryDesc& e = m.entries[entry];
   EntryState& st = state(entry);
 
+  // Checks: nothing has changed yet when one of them fails.
   std::vector<const kiln_tensor*> byInput = matchInputs(e, inputs, count);
-  bindDims(e, byInput, st.dimValues);
-  checkBounds(e, byInput, st.dimValues);
+  bindAllDims(e, st, byInput);
   evaluateShapes(e, st, byInput);
+  evaluateLayouts(e, st);
   allocateTemps(e, st);
-  bindBuffers(e, st, byInput);
-  runSteps(e, st);
 
-  for (const TensorDesc& out : e.outputs)
-    outputs_.push_back({&out, st.shapes[out.buffer], st.halideBuffers[out.buffer].host});
+  // From here on the entry's states change; a failure leaves them half-written.
+  try {
+    states_.create(e, st.shapes);
+    bindBuffers(e, st, byInput);
+    runSteps(e, st);
+  } catch (...) {
+    states_.forgetWritten(entry);
+    throw;
+  }
+
+  for (const TensorDesc& out : e.outputs) {
+    const BufferDesc& root = e.buffers[e.buffers[out.buffer].root];
+    outputs_.push_back({&out, st.shapes[out.buffer], st.halideBuffers[out.buffer].host,
+                        root.kind == BufferKind::State ? root.index : -1});
+  }
   lastEntry_ = entry;
   lastRunFailed_ = false;
+  statesChangedSinceRun_ = false;
   ++stats_.runs;
+}
+
+// Binds every dimension in order: the inputs' shapes, the states the entry reads, the
+// value_dim inputs (once their bounds hold); then checks the rest of the inputs.
+void Session::bindAllDims(const EntryDesc& e, EntryState& st,
+                          const std::vector<const kiln_tensor*>& inputs) {
+  bindInputDims(e, inputs, st.dimValues);
+  states_.bindDims(e, st.dimValues);
+  checkBounds(e, inputs, st.dimValues, BoundsOf::ValueDimInputs);
+  bindValueDims(e, inputs, st.dimValues);
+  checkInputDims(e, inputs, st.dimValues);
+  checkBounds(e, inputs, st.dimValues, BoundsOf::OtherInputs);
+}
+
+void Session::gatherStates(const int32_t* rows, size_t count) {
+  states_.gather(rows, count);
+  statesChangedSinceRun_ = true;
+}
+
+void Session::clearStates() {
+  states_.clear();
+  statesChangedSinceRun_ = true;
 }
 
 void Session::evaluateShapes(const EntryDesc& e, EntryState& st,
                              const std::vector<const kiln_tensor*>& inputs) {
-  auto evaluate = [&](const DimExpr& expr, const std::string& where) {
-    int64_t v;
-    std::string error;
-    if (!expr.evaluate(st.dimValues.data(), v, error))
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where, ": ", error,
-           " (with ", formatBindings(e, st.dimValues), ")");
-    if (v < 0)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where, ": '", expr.text(),
-           "' is ", v, " with ", formatBindings(e, st.dimValues));
-    return v;
-  };
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     const BufferDesc& buf = e.buffers[b];
     std::vector<int64_t>& shape = st.shapes[b];
     for (size_t d = 0; d < buf.dims.size(); ++d)
-      shape[d] = evaluate(buf.dims[d], cat(bufferLabel(e, b), " dim ", d));
+      shape[d] = evaluateSize(e, st.dimValues, buf.dims[d],
+                              [&] { return cat(bufferLabel(e, b), " dim ", d); });
     // Halide's dimensions are 32-bit; the element count bounds every stride.
     if (elementCount(shape) > INT32_MAX)
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
@@ -164,24 +184,85 @@ void Session::evaluateShapes(const EntryDesc& e, EntryState& st,
              " (inconsistent manifest)");
     }
   }
-  for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc& buf = e.buffers[b];
-    if (buf.kind == BufferKind::View &&
-        buf.rootOffset + elementCount(st.shapes[b]) > elementCount(st.shapes[buf.root]))
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
-           formatShape(st.shapes[b]), " has ", elementCount(st.shapes[b]),
-           " elements from offset ", buf.rootOffset, " but buffers[", buf.root,
-           "] it views is ", formatShape(st.shapes[buf.root]), " with ",
-           formatBindings(e, st.dimValues));
-  }
+  states_.checkShapes(e, st.shapes, st.dimValues);
   for (const TensorDesc& out : e.outputs) {
     for (size_t d = 0; d < out.dims.size(); ++d) {
-      int64_t v = evaluate(out.dims[d], cat("output '", out.name, "' dim ", d));
+      int64_t v = evaluateSize(e, st.dimValues, out.dims[d],
+                               [&] { return cat("output '", out.name, "' dim ", d); });
       if (v != st.shapes[out.buffer][d])
         fail(KILN_STATUS_INVALID_MODEL, "entry '", e.name, "': output '", out.name, "' ",
              out.describe(), " dim ", d, " is ", v, " but its buffers[", out.buffer, "] is ",
              formatShape(st.shapes[out.buffer]), " (inconsistent manifest)");
     }
+  }
+}
+
+// Every buffer's element strides and offset in the memory of its root, and the check that
+// each view's elements lie inside that memory.
+void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
+  for (size_t b = 0; b < e.buffers.size(); ++b) {
+    const BufferDesc& buf = e.buffers[b];
+    std::vector<int64_t>& strides = st.strides[b];
+    const std::vector<int64_t>& shape = st.shapes[b];
+    if (buf.strideSource < 0) {
+      int64_t stride = 1; // dense row-major; cannot overflow, the count fits in 31 bits
+      for (size_t k = shape.size(); k-- > 0;) {
+        strides[k] = stride;
+        stride *= std::max<int64_t>(shape[k], 1);
+      }
+    } else {
+      const BufferDesc& from = e.buffers[buf.strideSource];
+      for (size_t k = 0; k < shape.size(); ++k) {
+        strides[k] = evaluateSize(e, st.dimValues, from.strides[k],
+                                  [&] { return cat(bufferLabel(e, b), " stride ", k); });
+        if (strides[k] > INT32_MAX)
+          fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
+               " stride ", k, " '", from.strides[k].text(), "' is ", strides[k],
+               ", over 2^31 - 1, with ", formatBindings(e, st.dimValues));
+      }
+    }
+    st.offsets[b] = 0;
+  }
+  for (size_t b = 0; b < e.buffers.size(); ++b) {
+    const BufferDesc& buf = e.buffers[b];
+    if (buf.kind != BufferKind::View)
+      continue;
+    int64_t offset = 0;
+    for (size_t v = b; e.buffers[v].kind == BufferKind::View;
+         v = size_t(e.buffers[v].index)) {
+      int64_t own = evaluateSize(e, st.dimValues, e.buffers[v].offset,
+                                 [&] { return cat(bufferLabel(e, v), " offset"); });
+      if (__builtin_add_overflow(offset, own, &offset))
+        offset = INT64_MAX;
+    }
+    st.offsets[b] = offset;
+    const std::vector<int64_t>& shape = st.shapes[b];
+    int64_t count = elementCount(shape);
+    if (count == 0)
+      continue; // nothing to fit; its memory is never touched
+    int64_t rootCount = elementCount(st.shapes[buf.root]);
+    if (buf.strideSource < 0) {
+      if (offset > rootCount - count)
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
+             formatShape(shape), " has ", count, " elements from offset ", offset,
+             " but buffers[", buf.root, "] it views is ", formatShape(st.shapes[buf.root]),
+             " with ", formatBindings(e, st.dimValues));
+      continue;
+    }
+    // Strided: its last element is at offset + sum((extent - 1) * stride).
+    int64_t last = offset;
+    for (size_t k = 0; k < shape.size(); ++k) {
+      int64_t step;
+      if (__builtin_mul_overflow(shape[k] - 1, st.strides[b][k], &step) ||
+          __builtin_add_overflow(last, step, &last))
+        last = INT64_MAX;
+    }
+    if (last >= rootCount)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
+           formatShape(shape), " with strides ", formatShape(st.strides[b]), " from offset ",
+           offset, " reaches element ", last, " but buffers[", buf.root, "] it views is ",
+           formatShape(st.shapes[buf.root]), " (", rootCount, " elements) with ",
+           formatBindings(e, st.dimValues));
   }
 }
 
@@ -212,12 +293,10 @@ void Session::bindBuffers(const EntryDesc& e, EntryState& st,
     const BufferDesc& buf = e.buffers[b];
     std::vector<halide_dimension_t>& dims = st.halideDims[b];
     const std::vector<int64_t>& shape = st.shapes[b];
-    // Halide's dimension 0 is the innermost (contiguous) one; strides count elements.
-    int64_t stride = 1;
+    // Halide's dimension 0 is the innermost (last tensor) one; strides count elements.
     for (size_t k = 0; k < shape.size(); ++k) {
-      int64_t extent = shape[shape.size() - 1 - k];
-      dims[k] = halide_dimension_t(0, int32_t(extent), int32_t(stride));
-      stride *= extent;
+      size_t d = shape.size() - 1 - k;
+      dims[k] = halide_dimension_t(0, int32_t(shape[d]), int32_t(st.strides[b][d]));
     }
     halide_buffer_t& hb = st.halideBuffers[b];
     hb = halide_buffer_t();
@@ -229,15 +308,19 @@ void Session::bindBuffers(const EntryDesc& e, EntryState& st,
     case BufferKind::Input: host = inputs[buf.index]->data; break;
     case BufferKind::Parameter: host = weights_->data(size_t(buf.index)); break;
     case BufferKind::Temp: host = st.temps[b]->data(); break;
+    case BufferKind::State: host = states_.data(buf.index); break;
     case BufferKind::View: break; // below, once every root has its memory
     }
     hb.host = static_cast<uint8_t*>(const_cast<void*>(host ? host : emptyStorage));
   }
-  for (size_t b = 0; b < e.buffers.size(); ++b)
-    if (e.buffers[b].kind == BufferKind::View)
-      st.halideBuffers[b].host =
-          st.halideBuffers[e.buffers[b].root].host +
-          e.buffers[b].rootOffset * int64_t(kiln_dtype_size(e.buffers[b].dtype));
+  for (size_t b = 0; b < e.buffers.size(); ++b) {
+    if (e.buffers[b].kind != BufferKind::View)
+      continue;
+    // An empty view's offset may lie past its root's end; it never touches memory.
+    int64_t offset = elementCount(st.shapes[b]) == 0 ? 0 : st.offsets[b];
+    st.halideBuffers[b].host = st.halideBuffers[e.buffers[b].root].host +
+                               offset * int64_t(kiln_dtype_size(e.buffers[b].dtype));
+  }
 }
 
 void Session::runSteps(const EntryDesc& e, EntryState& st) {
@@ -290,6 +373,15 @@ void Session::syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryStat
   }
 }
 
+// An output that views a state's memory is gone once the states are gathered or cleared.
+void Session::checkReadable(const Output& out) const {
+  if (out.state >= 0 && statesChangedSinceRun_)
+    fail(KILN_STATUS_FAILED_PRECONDITION, "output '", out.desc->name, "' is a view of state '",
+         model_->manifest().states[size_t(out.state)].name,
+         "', which changed after the run (kiln_session_gather_states or "
+         "kiln_session_clear_states); read it before changing the states");
+}
+
 const Session::Output& Session::findOutput(const char* name) const {
   if (lastEntry_ < 0)
     fail(KILN_STATUS_FAILED_PRECONDITION, "no outputs: ",
@@ -297,8 +389,10 @@ const Session::Output& Session::findOutput(const char* name) const {
   if (!name)
     fail(KILN_STATUS_INVALID_ARGUMENT, "output name is NULL");
   for (const Output& out : outputs_)
-    if (out.desc->name == name)
+    if (out.desc->name == name) {
+      checkReadable(out);
       return out;
+    }
   const EntryDesc& e = model_->manifest().entries[lastEntry_];
   fail(KILN_STATUS_NOT_FOUND, "entry '", e.name, "' has no output '", name,
        "'; its outputs are ",
@@ -329,6 +423,7 @@ kiln_tensor Session::outputAt(size_t index) const {
     fail(KILN_STATUS_NOT_FOUND, "output index ", index, " out of range (", outputs_.size(),
          " outputs)");
   const Output& out = outputs_[index];
+  checkReadable(out);
   return toTensor(*out.desc, out.shape, out.data);
 }
 
@@ -340,6 +435,8 @@ kiln_session_stats Session::stats() const {
       for (const auto& block : st->temps)
         if (block)
           s.temp_bytes += block->capacity();
+  s.state_bytes = states_.bytes();
+  s.state_rows_copied = states_.rowsCopied();
   return s;
 }
 

@@ -1,7 +1,10 @@
-// Session.hpp - runs a model's entry points; owns the temporaries and the outputs.
+// Session.hpp - runs a model's entry points; owns the temporaries, the states and the
+// outputs.
 #pragma once
 
 #include "Model.hpp"
+#include "States.hpp"
+#include "TempBlock.hpp"
 #include "Weights.hpp"
 
 #include <HalideRuntime.h>
@@ -11,24 +14,6 @@
 #include <vector>
 
 namespace kiln::rt {
-
-// 64-byte aligned heap memory that can only grow.
-class TempBlock {
-public:
-  TempBlock() = default;
-  ~TempBlock();
-  TempBlock(const TempBlock&) = delete;
-  TempBlock& operator=(const TempBlock&) = delete;
-  // Returns true when it had to allocate.
-  bool reserve(size_t bytes);
-  void reset();
-  void* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-
-private:
-  void* data_ = nullptr;
-  size_t capacity_ = 0;
-};
 
 class Session {
 public:
@@ -46,11 +31,19 @@ public:
   kiln_tensor outputAt(size_t index) const;
   kiln_session_stats stats() const;
 
+  // States (see StateSet). Gathering or clearing makes outputs that are views of a
+  // state's memory unreadable.
+  kiln_tensor state(const char* name) const { return states_.get(name); }
+  void gatherStates(const int32_t* rows, size_t count);
+  void clearStates();
+
 private:
   // Per-entry scratch, kept between runs so a steady-state run does not allocate.
   struct EntryState {
     std::vector<int64_t> dimValues;
     std::vector<std::vector<int64_t>> shapes;              // per buffer
+    std::vector<std::vector<int64_t>> strides; // per buffer, in its root's elements
+    std::vector<int64_t> offsets;              // per buffer, in its root's elements
     std::vector<std::vector<halide_dimension_t>> halideDims; // per buffer, reversed
     std::vector<halide_buffer_t> halideBuffers;
     std::vector<std::unique_ptr<TempBlock>> temps; // per buffer; used by temp buffers only
@@ -60,25 +53,32 @@ private:
     const TensorDesc* desc;
     std::vector<int64_t> shape;
     const void* data;
+    int state; // the state whose memory it views, or -1
   };
 
   EntryState& state(int entry);
+  void bindAllDims(const EntryDesc& e, EntryState& st,
+                   const std::vector<const kiln_tensor*>& inputs);
   void evaluateShapes(const EntryDesc& e, EntryState& st,
                       const std::vector<const kiln_tensor*>& inputs);
+  void evaluateLayouts(const EntryDesc& e, EntryState& st);
   void allocateTemps(const EntryDesc& e, EntryState& st);
   void bindBuffers(const EntryDesc& e, EntryState& st,
                    const std::vector<const kiln_tensor*>& inputs);
   void runSteps(const EntryDesc& e, EntryState& st);
   void syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryState& st, bool failed);
   const Output& findOutput(const char* name) const;
+  void checkReadable(const Output& out) const;
 
   const Model* model_;
   const Weights* weights_;
   kiln_session_options options_;
   std::vector<std::unique_ptr<EntryState>> entries_;
   std::vector<Output> outputs_;
+  StateSet states_;
   int lastEntry_ = -1;
   bool lastRunFailed_ = false;
+  bool statesChangedSinceRun_ = false; // by a gather or clear
   kiln_session_stats stats_{};
 };
 

@@ -131,7 +131,9 @@ KILN_API kiln_status* kiln_model_input_info(const kiln_model* model, size_t entr
 KILN_API kiln_status* kiln_model_output_info(const kiln_model* model, size_t entry_index,
                                              size_t output_index, kiln_tensor_info* out_info);
 
-/* The entry's dynamic dimensions: the names its inputs' shapes bind ("B", "S", ...). */
+/* The entry's dynamic dimensions: the names its inputs' shapes bind ("B", "S", ...), then
+ * those only the shapes of the states it reads bind, then those its value_dim inputs bind
+ * (docs/manifest.md). */
 KILN_API size_t kiln_model_dim_count(const kiln_model* model, size_t entry_index);
 KILN_API const char* kiln_model_dim_name(const kiln_model* model, size_t entry_index,
                                          size_t dim_index); /* NULL when out of range */
@@ -214,7 +216,9 @@ KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_
                                        const kiln_tensor* inputs, size_t input_count);
 
 /* Outputs of the last successful run. out->data (and out->shape) are owned by the session
- * and valid until the next run or release; out->name lives as long as the model. */
+ * and valid until the next run or release; out->name lives as long as the model. An output
+ * that is a state's memory (see "Session state") is only readable until the next gather
+ * or clear of the states: after one, getting it is FAILED_PRECONDITION. */
 KILN_API size_t kiln_session_output_count(const kiln_session* session);
 KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const char* name,
                                               kiln_tensor* out_tensor);
@@ -228,8 +232,11 @@ typedef struct kiln_session_stats {
   uint64_t runs;             /* successful runs */
   uint64_t temp_bytes;       /* bytes of temporaries currently held */
   uint64_t temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
-  uint64_t state_bytes;      /* bytes of states currently held */
-  uint64_t state_rows_copied; /* rows copied by kiln_session_gather_states so far */
+  uint64_t state_bytes;      /* bytes of memory held for states (kept after a clear) */
+  /* Batch rows kiln_session_gather_states has moved so far: per gather, the rows i whose
+   * source is another row (rows[i] != i, or i >= the old batch), counted once however many
+   * states there are. */
+  uint64_t state_rows_copied;
 } kiln_session_stats;
 
 KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out);
@@ -247,8 +254,10 @@ KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_s
  *
  * A run that needs a state no earlier run created fails with FAILED_PRECONDITION naming
  * it and the entries that create it; a state whose shape disagrees with the run's inputs
- * (e.g. another batch size) fails with INVALID_ARGUMENT. A failed run forgets the states
- * it would have written. */
+ * (e.g. another batch size) fails with INVALID_ARGUMENT. A run that fails once it has
+ * started changing states (creating them or running kernels) forgets the states it
+ * creates or writes; one rejected before that (bad inputs, shapes or bounds) changes no
+ * state. */
 
 KILN_API size_t kiln_model_state_count(const kiln_model* model);
 /* NULL when index is out of range. */
@@ -263,9 +272,11 @@ KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const 
 /* Reorders the batch of every state that is set: afterwards row i of each state holds
  * what row rows[i] held before, and the batch is row_count (rows may repeat, and a row
  * left out is dropped: a beam search keeps its surviving hypotheses this way). Rows that
- * stay where they are are not copied. INVALID_ARGUMENT for an index outside the batch or
- * states of different batch sizes; FAILED_PRECONDITION when no state is set. On failure
- * the states are unchanged. */
+ * stay where they are are not copied; the others are moved in place (one row at a time
+ * is staged aside to break a cycle), and a state whose memory is too small for row_count
+ * rows moves to a larger block. rows may be NULL when row_count is 0. INVALID_ARGUMENT for
+ * an index outside the batch or states of different batch sizes; FAILED_PRECONDITION when
+ * no state is set. On failure the states are unchanged. */
 KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const int32_t* rows,
                                                  size_t row_count);
 

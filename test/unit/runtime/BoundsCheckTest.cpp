@@ -37,7 +37,8 @@ std::string check(const Manifest& m, const void* bytes, int64_t n,
   try {
     std::vector<const kiln_tensor*> byInput = matchInputs(e, inputs, 2);
     std::vector<int64_t> dims;
-    bindDims(e, byInput, dims);
+    bindInputDims(e, byInput, dims);
+    checkInputDims(e, byInput, dims);
     checkBounds(e, byInput, dims);
   } catch (const Error& error) {
     EXPECT_EQ(error.code(), KILN_STATUS_INVALID_ARGUMENT);

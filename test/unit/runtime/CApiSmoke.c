@@ -63,6 +63,18 @@ int main(int argc, char** argv) {
       !check(kiln_weights_open(model, path, &weights), "weights") ||
       !check(kiln_session_create(model, weights, NULL, &session), "session"))
     return 1;
+  /* The fake model keeps no state: there is nothing to gather. */
+  {
+    int32_t rows[1] = {0};
+    kiln_status* none = kiln_session_gather_states(session, rows, 1);
+    int ok = kiln_model_state_count(model) == 0 && kiln_model_state_name(model, 0) == NULL &&
+             kiln_status_get_code(none) == KILN_STATUS_FAILED_PRECONDITION;
+    kiln_status_free(none);
+    if (!ok) {
+      fprintf(stderr, "a model without states reports states\n");
+      return 1;
+    }
+  }
   kiln_model_release(model); /* the session keeps both alive */
   kiln_weights_release(weights);
 

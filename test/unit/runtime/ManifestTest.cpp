@@ -87,7 +87,7 @@ TEST(Manifest, RejectsMissingOrMistypedFields) {
                 "i32 or i64)");
   expectInvalid(replaced(kGood, "\"kind\": \"temp\"", "\"kind\": \"scratch\""),
                 "entries[0] ('forward').buffers[2].kind: unknown kind \"scratch\" (expected "
-                "input, parameter, temp or view)");
+                "input, parameter, temp, view or state)");
   expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0", "[\"B\", \"S\", -8], \"buffer\": 0"),
                 "entries[0] ('forward').inputs[0].shape[2]: negative size -8");
   expectInvalid(replaced(kGood, "[\"B*S\", 8], \"buffer\": 3", "[\"B*\", 8], \"buffer\": 3"),
@@ -144,8 +144,9 @@ TEST(Manifest, RejectsInconsistentBuffers) {
 TEST(Manifest, RejectsUnboundDimensions) {
   expectInvalid(replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\"}",
                          "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\"}"),
-                "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound by any "
-                "input (no input has a shape item that is exactly 'T')");
+                "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound (no "
+                "input, and no state buffer without \"create\", has a shape item that is "
+                "exactly 'T', and no input has \"value_dim\": \"T\")");
 }
 
 TEST(Manifest, RejectsStepsThatReadUnwrittenOrWriteInputs) {
@@ -169,7 +170,8 @@ TEST(Manifest, RejectsDuplicates) {
                 "kernels[1]: duplicate kernel 'mm'");
   expectInvalid(replaced(kGood, "\"entries\": [{", "\"entries\": [{\"name\": \"forward\", "
                 "\"inputs\": [], \"outputs\": [], \"buffers\": [], \"steps\": []}, {"),
-                "entries[0] ('forward').outputs: an entry needs at least one output");
+                "entries[0] ('forward').outputs: an entry needs at least one output, unless "
+                "it creates or writes a state");
 }
 
 // Input value bounds: "bounds": [LO, HI] on integer inputs.
@@ -245,10 +247,220 @@ TEST(Manifest, RejectsMalformedBounds) {
 TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
   const std::string at = "entries[0] ('forward').inputs[1].bounds";
   expectInvalid(withLenBounds(R"(["T", 9])"),
-                at + "[0]: dimension 'T' in \"T\" is not bound by any input (no input has a "
-                     "shape item that is exactly 'T')");
+                at + "[0]: dimension 'T' in \"T\" is not bound (no input, and no state "
+                     "buffer without \"create\", has a shape item that is exactly 'T', and no "
+                     "input has \"value_dim\": \"T\")");
   expectInvalid(withLenBounds(R"([5, "2+1"])"),
                 at + ": bounds [5, 2+1] of input 'len' admit no value");
   // Only provably empty bounds are rejected: [S, 3] may hold for some S.
   EXPECT_NO_THROW(parseManifest(withLenBounds(R"(["S", 3])")));
+}
+
+// States, value dimensions and strided views. kStates: `start` creates the state kv
+// [B, 4, 8] and writes row position 0 through a strided view; `step` binds T from the
+// state's shape and P from the value of `pos`, writes position P in place and copies the
+// prefix [B, P+1, 8] out of a strided view.
+
+const std::string kStates = R"({
+  "abi_version": 1, "model": "m", "kernels": ["copy"],
+  "states": [{"name": "kv", "dtype": "f32", "rank": 3}],
+  "entries": [
+   {"name": "start",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", 1, 8], "buffer": 0}],
+    "outputs": [],
+    "buffers": [
+      {"dtype": "f32", "shape": ["B", 1, 8], "kind": "input", "input": 0},
+      {"dtype": "f32", "shape": ["B", 4, 8], "kind": "state", "state": 0, "create": true},
+      {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 1, "strides": [32, 8, 1]}],
+    "steps": [{"kernel": 0, "args": [0, 2]}]},
+   {"name": "step",
+    "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", 1, 8], "buffer": 0},
+               {"name": "pos", "dtype": "i32", "shape": [], "bounds": [0, "T-1"], "value_dim": "P"},
+               {"name": "lens", "dtype": "i32", "shape": ["B"], "bounds": [1, "P+1"]}],
+    "outputs": [{"name": "y", "dtype": "f32", "shape": ["B", "P+1", 8], "buffer": 4}],
+    "buffers": [
+      {"dtype": "f32", "shape": ["B", 1, 8], "kind": "input", "input": 0},
+      {"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0},
+      {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 1, "offset": "P*8", "strides": ["T*8", 8, 1]},
+      {"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "view", "view_of": 1, "strides": ["T*8", 8, 1]},
+      {"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"}],
+    "steps": [{"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]}]}
+  ]
+})";
+
+TEST(Manifest, StatesValueDimsAndStridedViewsParse) {
+  auto m = parseManifest(kStates);
+  ASSERT_EQ(m->states.size(), 1u);
+  EXPECT_EQ(m->states[0].name, "kv");
+  EXPECT_EQ(m->states[0].rank, 3u);
+  EXPECT_EQ(m->states[0].creators, (std::vector<int>{0}));
+  EXPECT_EQ(m->findState("kv"), 0);
+  EXPECT_EQ(m->findState("nope"), -1);
+
+  const EntryDesc& start = m->entries[0];
+  EXPECT_TRUE(start.outputs.empty()); // it creates a state: no output needed
+  EXPECT_EQ(start.writtenStates, (std::vector<int>{0}));
+  EXPECT_TRUE(start.buffers[1].create);
+  EXPECT_EQ(start.buffers[2].root, 1);
+
+  const EntryDesc& step = m->entries[1];
+  // Slots: names the inputs' shapes bind, then the state's, then the value_dim.
+  EXPECT_EQ(step.dimNames, (std::vector<std::string>{"B", "T", "P"}));
+  EXPECT_EQ(step.buffers[1].bindSlot, (std::vector<int>{0, 1, -1}));
+  EXPECT_EQ(step.inputs[1].valueDim, "P");
+  EXPECT_EQ(step.inputs[1].valueDimSlot, 2);
+  EXPECT_EQ(step.inputs[1].buffer, -1);
+  EXPECT_EQ(step.writtenStates, (std::vector<int>{0})); // written through a view
+  EXPECT_EQ(step.buffers[2].offset.text(), "P*8");
+  EXPECT_EQ(step.buffers[2].strideSource, 2);
+  EXPECT_EQ(step.buffers[3].strideSource, 3);
+  EXPECT_EQ(step.buffers[4].strideSource, -1);
+  ASSERT_EQ(step.buffers[3].strides.size(), 3u);
+  EXPECT_EQ(step.buffers[3].strides[0].text(), "T*8");
+
+  // A view without strides of a strided view of its rank keeps that view's strides.
+  m = parseManifest(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+                             R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
+                                {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 2, "offset": 8})"));
+  EXPECT_EQ(m->entries[1].buffers[5].strideSource, 2);
+  EXPECT_EQ(m->entries[1].buffers[5].root, 1);
+}
+
+TEST(Manifest, RejectsBadStates) {
+  expectInvalid(replaced(kStates, R"("dtype": "f32", "rank": 3)", R"("dtype": "i32", "rank": 3)"),
+                "states[0].dtype: state 'kv' is i32; states are f32");
+  expectInvalid(replaced(kStates, R"("rank": 3)", R"("rank": 0)"),
+                "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
+                "batch)");
+  expectInvalid(replaced(kStates, R"("rank": 3)", R"("rank": "3")"),
+                "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
+                "batch)");
+  expectInvalid(replaced(kStates, R"({"name": "kv", "dtype": "f32", "rank": 3})",
+                         R"({"name": "kv", "dtype": "f32", "rank": 3},
+                            {"name": "kv", "dtype": "f32", "rank": 2})"),
+                "states[1]: duplicate state name 'kv'");
+  expectInvalid(replaced(kStates, R"({"name": "kv", "dtype")", R"({"name": "", "dtype")"),
+                "states[0].name: empty name");
+  // Read by an entry, created by none.
+  expectInvalid(replaced(kStates, R"("state": 0, "create": true)", R"("state": 0)"),
+                "states[0]: state 'kv' is used by entry 'start' but no entry creates it (a "
+                "state buffer with \"create\": true)");
+}
+
+TEST(Manifest, RejectsBadStateBuffers) {
+  expectInvalid(replaced(kStates, R"("state": 0, "create": true)", R"("state": 1, "create": true)"),
+                "entries[0] ('start').buffers[1].state: index 1 out of range (1 states)");
+  expectInvalid(replaced(kStates, R"("create": true)", R"("create": 1)"),
+                "entries[0] ('start').buffers[1].create: expected true or false, got a number");
+  expectInvalid(replaced(kStates, R"(["B", 4, 8], "kind": "state")", R"(["B", 32], "kind": "state")"),
+                "entries[0] ('start').buffers[1]: buffer is f32 of rank 2 but state 'kv' is f32 "
+                "of rank 3");
+  expectInvalid(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+                         R"({"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0})"),
+                "entries[1] ('step').buffers[4]: state 'kv' already has buffers[1] in this "
+                "entry (an entry has at most one buffer per state)");
+  // A buffer that creates its state binds nothing: its names must come from elsewhere.
+  expectInvalid(replaced(kStates, R"(["B", 4, 8], "kind": "state")", R"(["B", "T", 8], "kind": "state")"),
+                "entries[0] ('start').buffers[1]: dimension 'T' in \"T\" is not bound (no input, "
+                "and no state buffer without \"create\", has a shape item that is exactly 'T', "
+                "and no input has \"value_dim\": \"T\")");
+}
+
+TEST(Manifest, RejectsBadViewOffsetsAndStrides) {
+  const std::string at = "entries[1] ('step').buffers[2]";
+  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "P*")"),
+                at + ".offset: bad dimension expression \"P*\": expression ends where a "
+                     "number, name or '(' was expected");
+  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "0-8")"),
+                at + ".offset: \"0-8\" is negative");
+  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": 1.5)"),
+                at + ".offset: expected a non-negative integer element offset or a dimension "
+                     "expression, got a number");
+  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "Q*8")"),
+                at + ".offset: dimension 'Q' in \"Q*8\" is not bound (no input, and no state "
+                     "buffer without \"create\", has a shape item that is exactly 'Q', and no "
+                     "input has \"value_dim\": \"Q\")");
+  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": 8)"),
+                at + ".strides: expected an array of element strides, got a number");
+  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": [8, 1])"),
+                at + ".strides: view has rank 3 but 2 strides");
+  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["T*8", -8, 1])"),
+                at + ".strides[1]: negative stride -8");
+  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["U*8", 8, 1])"),
+                at + ".strides[0]: dimension 'U' in \"U*8\" is not bound (no input, and no "
+                     "state buffer without \"create\", has a shape item that is exactly 'U', "
+                     "and no input has \"value_dim\": \"U\")");
+  // Only views have a layout of their own.
+  expectInvalid(replaced(kStates, R"("shape": ["B", "P+1", 8], "kind": "temp")",
+                         R"("shape": ["B", "P+1", 8], "kind": "temp", "strides": [1, 1, 1])"),
+                "entries[1] ('step').buffers[4].strides: only a view has \"strides\"");
+  expectInvalid(replaced(kStates, R"("shape": ["B", "P+1", 8], "kind": "temp")",
+                         R"("shape": ["B", "P+1", 8], "kind": "temp", "offset": 0)"),
+                "entries[1] ('step').buffers[4].offset: only a view has \"offset\"");
+}
+
+TEST(Manifest, RejectsStridedViewsThatCannotWork) {
+  // Static throughout: the last element, 64 + 7, lies past the state's 64.
+  std::string fixed = replaced(replaced(kStates, R"(["B", 4, 8], "kind": "state")",
+                                        R"([2, 4, 8], "kind": "state")"),
+                               R"(["B", 1, 8], "kind": "view", "view_of": 1, "strides": [32, 8, 1])",
+                               R"([2, 1, 8], "kind": "view", "view_of": 1, "strides": [64, 8, 1])");
+  expectInvalid(fixed, "entries[0] ('start').buffers[2]: strided view [2, 1, 8] with strides "
+                       "[64, 8, 1] from offset 0 reaches element 71 but buffers[1] has 64");
+  EXPECT_NO_THROW(parseManifest(replaced(fixed, "[64, 8, 1]", "[32, 8, 1]")));
+  // A view without strides of a strided view of another rank.
+  expectInvalid(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+                         R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
+                            {"dtype": "f32", "shape": ["B", 8], "kind": "view", "view_of": 2})"),
+                "entries[1] ('step').buffers[5]: view of rank 2 without strides views "
+                "buffers[2], a strided view of rank 3; give it its own strides");
+  // Outputs are dense tensors.
+  expectInvalid(replaced(kStates, R"("buffer": 4}])", R"("buffer": 3}])"),
+                "entries[1] ('step').outputs[0]: output 'y' is buffers[3], a strided view; "
+                "outputs are dense (copy it into a temp)");
+}
+
+TEST(Manifest, RejectsBadValueDims) {
+  const std::string at = "entries[1] ('step').inputs[1]";
+  expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": 3)"),
+                at + ".value_dim: expected a dimension name, got a number");
+  expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "P+1")"),
+                at + ".value_dim: \"P+1\" is not a dimension name");
+  expectInvalid(replaced(kStates, R"("dtype": "i32", "shape": [], "bounds": [0, "T-1"], )",
+                         R"("dtype": "f32", "shape": [], )"),
+                at + ".value_dim: input 'pos' is f32; a value_dim input is i32 or i64");
+  expectInvalid(replaced(kStates, R"("shape": [], "bounds")", R"("shape": [1], "bounds")"),
+                at + ".value_dim: input 'pos' has shape [1]; a value_dim input has rank 0 (one "
+                     "element)");
+  expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "B")"),
+                at + ".value_dim: dimension 'B' is also bound by input 'x'; a value_dim names a "
+                     "dimension that no shape binds");
+  expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "T")"),
+                at + ".value_dim: dimension 'T' is also bound by buffers[1] (state); a "
+                     "value_dim names a dimension that no shape binds");
+  expectInvalid(replaced(kStates, R"("value_dim": "P"},)",
+                         R"("value_dim": "P"}, {"name": "p2", "dtype": "i64", "shape": [], "value_dim": "P"},)"),
+                "entries[1] ('step').inputs[2].value_dim: dimension 'P' is also bound by the "
+                "value of input 'pos'; a value_dim names a dimension that no shape binds");
+  // A value_dim's bounds are checked before any value_dim is bound.
+  expectInvalid(replaced(kStates, R"("bounds": [0, "T-1"])", R"("bounds": [0, "P"])"),
+                at + ".bounds[1]: bounds of value_dim input 'pos' use dimension 'P', which is "
+                     "itself a value_dim; they may only use dimensions that shapes bind");
+}
+
+TEST(Manifest, StepsMayReadAndWriteStates) {
+  // A state holds data before the first step: a step may read it straight away.
+  EXPECT_NO_THROW(parseManifest(replaced(kStates, R"({"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]})",
+                                         R"({"kernel": 0, "args": [3, 4]})")));
+  // An entry that only creates its state (zero-filled) needs no output and no step.
+  auto m = parseManifest(replaced(kStates, R"("steps": [{"kernel": 0, "args": [0, 2]}]},)",
+                                  R"("steps": []},)"));
+  EXPECT_EQ(m->entries[0].writtenStates, (std::vector<int>{0}));
+  // One that neither creates nor writes a state needs an output.
+  expectInvalid(replaced(replaced(kStates, R"("outputs": [{"name": "y", "dtype": "f32", "shape": ["B", "P+1", 8], "buffer": 4}],)",
+                                  R"("outputs": [],)"),
+                         R"("steps": [{"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]}]})",
+                         R"("steps": [{"kernel": 0, "args": [3, 4]}]})"),
+                "entries[1] ('step').outputs: an entry needs at least one output, unless it "
+                "creates or writes a state");
 }
