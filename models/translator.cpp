@@ -27,6 +27,9 @@ Model buildTranslator() {
   config.finalNorm = true;
   config.layerNormEps = 1e-5f;
   config.activation = nn::Activation::ReLU;
+  // Key/value caches for 64 target positions: config.json's max_target_len is 13, so a
+  // driver may also decode longer outputs than the model was trained on.
+  config.maxDecodeLength = 64;
 
   ModelBuilder m("translator");
   nn::Transformer transformer(m, "transformer", config);

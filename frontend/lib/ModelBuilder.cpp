@@ -11,7 +11,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 
-#include <set>
+#include <optional>
 
 using namespace mlir;
 using namespace kiln;
@@ -29,6 +29,12 @@ struct ModelBuilder::EntryState {
     std::vector<std::string> names;
   };
   std::vector<DeclaredBounds> inputBounds;
+  /// Per input: the dim its value binds (valueInput), or "".
+  std::vector<std::string> inputValueDims;
+  /// Per input: where it was declared.
+  std::vector<std::source_location> inputLocs;
+  /// Whether the entry creates or updates a state, which makes outputs optional.
+  bool writesState = false;
   std::vector<std::string> outputNames;
   std::vector<Value> outputs;
   std::map<std::string, Value> parameterValues;
@@ -61,6 +67,14 @@ static std::string boundaryProblem(DType dtype) {
     return "";
   return " is boolean; masks exist only inside an entry point (runtime buffers are f32 "
          "or i32)";
+}
+
+/// `kiln.dims` / a state op's `dims`: each dim's name, "" for static ones.
+static ArrayAttr dimsAttr(MLIRContext &ctx, const std::vector<Dim> &dims) {
+  std::vector<Attribute> names;
+  for (const Dim &d : dims)
+    names.push_back(StringAttr::get(&ctx, d.name));
+  return ArrayAttr::get(&ctx, names);
 }
 
 ModelBuilder::ModelBuilder(std::string name)
@@ -126,28 +140,96 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
     builder_->error(loc, "input '" + name + "'" + problem);
     dtype = DType::F32;
   }
-  SymShape shape;
-  std::vector<Attribute> dimNames;
   MLIRContext &ctx = builder_->context();
+  // A bad dim is reported; a size of 1 in its place keeps later ops from cascading.
+  SymShape shape;
   for (const Dim &d : dims) {
-    if (!d.name.empty()) {
-      shape.push_back(SymDim::named(d.name));
-    } else if (d.size > 0) {
-      shape.push_back(SymDim::fixed(d.size));
-    } else {
-      builder_->error(loc, "input '" + name + "' has a dimension of size " +
-                               std::to_string(d.size) + "; use dyn(\"NAME\") for a dynamic one");
-      shape.push_back(SymDim::fixed(1));
-    }
-    dimNames.push_back(StringAttr::get(&ctx, d.name));
+    std::optional<SymShape> one = declaredShape({d}, "input '" + name + "'", loc);
+    shape.push_back(one ? one->front() : SymDim::fixed(1));
   }
   auto type = RankedTensorType::get(staticShape(shape), elementType(ctx, dtype));
   Value arg = state.func.front().addArgument(type, builder_->location(loc));
   state.inputNames.push_back(name);
-  state.inputDims.push_back(ArrayAttr::get(&ctx, dimNames));
+  state.inputDims.push_back(dimsAttr(ctx, dims));
   state.inputBounds.emplace_back();
+  state.inputValueDims.emplace_back();
+  state.inputLocs.push_back(loc);
   builder_->current_ = &state;
   return builder_->wrap(arg, std::move(shape), dtype);
+}
+
+std::optional<SymShape> Entry::declaredShape(const std::vector<Dim> &dims,
+                                             const std::string &what,
+                                             std::source_location loc) {
+  SymShape shape;
+  for (const Dim &d : dims) {
+    if (!d.name.empty()) {
+      if (!isDimName(d.name)) {
+        builder_->error(loc, what + " names a dimension \"" + d.name +
+                                 "\"; a name is a letter or '_' then letters, digits "
+                                 "and '_'");
+        return std::nullopt;
+      }
+      shape.push_back(SymDim::named(d.name));
+    } else if (d.size > 0) {
+      shape.push_back(SymDim::fixed(d.size));
+    } else {
+      builder_->error(loc, what + " has a dimension of size " + std::to_string(d.size) +
+                               "; use dyn(\"NAME\") for a dynamic one");
+      return std::nullopt;
+    }
+  }
+  return shape;
+}
+
+void Entry::insertAtEnd() {
+  auto &state = *builder_->entries_[index_];
+  builder_->opBuilder().setInsertionPointToEnd(&state.func.front());
+  builder_->current_ = &state;
+}
+
+Tensor Entry::valueInput(const std::string &name, const Dim &dim, Bounds bounds,
+                         std::source_location loc) {
+  Tensor t = input(name, DType::I32, {}, std::move(bounds), loc);
+  if (dim.name.empty() || !isDimName(dim.name)) {
+    builder_->error(loc, "value input '" + name + "' needs a dimension name to bind, "
+                         "as dyn(\"P\"), got " +
+                             (dim.name.empty() ? "the static size " + std::to_string(dim.size)
+                                               : "\"" + dim.name + "\""));
+    return t;
+  }
+  builder_->entries_[index_]->inputValueDims.back() = dim.name;
+  return t;
+}
+
+void Entry::stateAlloc(const std::string &name, std::vector<Dim> dims,
+                       std::source_location loc) {
+  std::optional<SymShape> shape = declaredShape(dims, "state '" + name + "'", loc);
+  insertAtEnd();
+  builder_->markStateWrite();
+  if (!shape)
+    return;
+  if (!builder_->useState(name, *shape, ModelBuilder::StateUse::Create, loc))
+    return;
+  MLIRContext &ctx = builder_->context();
+  auto type = RankedTensorType::get(staticShape(*shape), Float32Type::get(&ctx));
+  builder_->opBuilder().create<StateAllocOp>(builder_->location(loc), StringRef(name),
+                                             type, dimsAttr(ctx, dims));
+}
+
+Tensor Entry::stateRead(const std::string &name, std::vector<Dim> dims,
+                        std::source_location loc) {
+  std::optional<SymShape> shape = declaredShape(dims, "state '" + name + "'", loc);
+  if (!shape)
+    return {};
+  insertAtEnd();
+  if (!builder_->useState(name, *shape, ModelBuilder::StateUse::Read, loc))
+    return {};
+  MLIRContext &ctx = builder_->context();
+  auto type = RankedTensorType::get(staticShape(*shape), Float32Type::get(&ctx));
+  Value value = builder_->opBuilder().create<StateReadOp>(
+      builder_->location(loc), type, StringRef(name), dimsAttr(ctx, dims));
+  return builder_->wrap(value, std::move(*shape), DType::F32);
 }
 
 Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
@@ -251,6 +333,47 @@ Tensor Parameter::get(std::source_location loc) const {
   return builder_->materialize(*this, loc);
 }
 
+/// "file:line", where a state was first used.
+static std::string where(std::source_location loc) {
+  return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
+}
+
+bool ModelBuilder::useState(const std::string &name, const SymShape &shape, StateUse use,
+                            std::source_location loc) {
+  if (name.empty()) {
+    error(loc, "a state needs a non-empty name");
+    return false;
+  }
+  if (shape.empty()) {
+    error(loc, "state '" + name + "' has rank 0; a state's dimension 0 is its batch");
+    return false;
+  }
+  auto [it, inserted] = states_.try_emplace(name, StateInfo{shape, loc});
+  StateInfo &info = it->second;
+  // Named dims are an entry's own (B here and B there may differ per run); ranks and
+  // static sizes are the state's.
+  bool fits = info.shape.size() == shape.size();
+  for (size_t i = 0; fits && i < shape.size(); ++i)
+    fits = !(shape[i].isStatic() && info.shape[i].isStatic()) ||
+           shape[i].size == info.shape[i].size;
+  if (!fits) {
+    error(loc, "state '" + name + "' is used here as " + toString(shape) + " but as " +
+                   toString(info.shape) + " at " + where(info.firstUse));
+    return false;
+  }
+  if (use == StateUse::Create)
+    info.created = true;
+  else if (!info.firstNeed)
+    info.firstNeed = loc;
+  return true;
+}
+
+void ModelBuilder::markStateWrite() {
+  for (auto &entry : entries_)
+    if (opBuilder_->getBlock() == &entry->func.front())
+      entry->writesState = true;
+}
+
 bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
                                    std::source_location loc) {
   Region *region = nullptr;
@@ -275,6 +398,80 @@ bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
   return true;
 }
 
+void ModelBuilder::bindDimensions(EntryState &state) {
+  FuncOp func = state.func;
+  MLIRContext &ctx = context();
+  // What binds each name when the entry runs: an input's shape, an input's value, or
+  // the shape of a state it reads.
+  std::map<std::string, std::string> binders;
+  for (size_t i = 0; i < state.inputNames.size(); ++i)
+    for (Attribute d : state.inputDims[i].cast<ArrayAttr>())
+      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty())
+        binders.try_emplace(n.str(), "the shape of input '" + state.inputNames[i] + "'");
+  func.walk([&](StateReadOp read) {
+    for (Attribute d : read.dims())
+      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty())
+        binders.try_emplace(n.str(), "the shape of state '" + read.name().str() + "'");
+  });
+  for (size_t i = 0; i < state.inputNames.size(); ++i) {
+    const std::string &dim = state.inputValueDims[i];
+    if (dim.empty())
+      continue;
+    auto [it, inserted] =
+        binders.try_emplace(dim, "the value of input '" + state.inputNames[i] + "'");
+    if (!inserted)
+      error(state.inputLocs[i], "value input '" + state.inputNames[i] + "' binds '" + dim +
+                                    "', which " + it->second +
+                                    " binds too; a dimension has one binding");
+    else
+      func.setArgAttr(i, kValueDimAttr, StringAttr::get(&ctx, dim));
+  }
+
+  for (size_t i = 0; i < state.inputNames.size(); ++i) {
+    func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state.inputNames[i]));
+    func.setArgAttr(i, kDimsAttr, state.inputDims[i]);
+    const EntryState::DeclaredBounds &bounds = state.inputBounds[i];
+    if (!bounds.attr)
+      continue;
+    const std::string &own = state.inputValueDims[i];
+    auto bad = llvm::find_if(bounds.names, [&](const std::string &n) {
+      return n == own || !binders.count(n);
+    });
+    if (bad == bounds.names.end())
+      func.setArgAttr(i, kBoundsAttr, bounds.attr);
+    else if (*bad == own)
+      error(bounds.loc, "bounds of input '" + state.inputNames[i] + "' use dimension '" +
+                            *bad + "', which its own value binds (after the bounds are "
+                            "checked)");
+    else
+      error(bounds.loc, "bounds of input '" + state.inputNames[i] + "' use dimension '" +
+                            *bad + "', which entry '" + state.name +
+                            "' does not bind (no input or state it reads has it)");
+  }
+
+  // The runtime evaluates a new state's shape and a cache's position from bound names.
+  auto errorAt = [&](Location loc, const std::string &message) {
+    BuildError e{"", 0, 0, message};
+    if (auto fileLoc = loc.dyn_cast<FileLineColLoc>())
+      e = {fileLoc.getFilename().str(), fileLoc.getLine(), fileLoc.getColumn(), message};
+    errors_.push_back(std::move(e));
+  };
+  func.walk([&](StateAllocOp alloc) {
+    for (Attribute d : alloc.dims())
+      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty() && !binders.count(n.str()))
+        errorAt(alloc.getLoc(), "state '" + alloc.name().str() + "' has dimension '" +
+                                    n.str() + "', which entry '" + state.name +
+                                    "' does not bind (no input or state it reads has it)");
+  });
+  func.walk([&](KvAppendOp append) {
+    std::string p = append.position().str();
+    if (!binders.count(p))
+      errorAt(append.getLoc(), "kvAppend at position '" + p + "', which entry '" +
+                                   state.name + "' does not bind: declare it with "
+                                   "valueInput(NAME, dyn(\"" + p + "\"), BOUNDS)");
+  });
+}
+
 Model ModelBuilder::finish() {
   Model model;
   model.name_ = name_;
@@ -288,33 +485,19 @@ Model ModelBuilder::finish() {
     for (Value v : state->outputs)
       results.push_back(v.getType());
     func.setType(FunctionType::get(&ctx, inputs, results));
-    std::set<std::string> dimNames;
-    for (Attribute dims : state->inputDims)
-      for (Attribute d : dims.cast<ArrayAttr>())
-        if (!d.cast<StringAttr>().getValue().empty())
-          dimNames.insert(d.cast<StringAttr>().getValue().str());
-    for (size_t i = 0; i < state->inputNames.size(); ++i) {
-      func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state->inputNames[i]));
-      func.setArgAttr(i, kDimsAttr, state->inputDims[i]);
-      const EntryState::DeclaredBounds &bounds = state->inputBounds[i];
-      if (!bounds.attr)
-        continue;
-      auto unknown = llvm::find_if(
-          bounds.names, [&](const std::string &n) { return !dimNames.count(n); });
-      if (unknown != bounds.names.end())
-        error(bounds.loc, "bounds of input '" + state->inputNames[i] + "' use dimension '" +
-                              *unknown + "', which no input of entry '" + state->name +
-                              "' has");
-      else
-        func.setArgAttr(i, kBoundsAttr, bounds.attr);
-    }
+    bindDimensions(*state);
     for (size_t i = 0; i < state->outputNames.size(); ++i)
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
-    if (state->declaredOutputs == 0)
-      errors_.push_back({"", 0, 0, "entry point '" + state->name + "' has no outputs"});
+    if (state->declaredOutputs == 0 && !state->writesState)
+      errors_.push_back({"", 0, 0, "entry point '" + state->name +
+                                       "' has no outputs and writes no state"});
   }
   if (entries_.empty())
     errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point"});
+  for (const auto &[name, info] : states_)
+    if (!info.created && info.firstNeed)
+      error(*info.firstNeed, "state '" + name + "' is used, but no entry point creates "
+                             "it (with stateAlloc or stateWrite)");
 
   if (errors_.empty()) {
     // Anything the DSL's own checks missed still reaches the user with a location.

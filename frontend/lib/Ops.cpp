@@ -413,3 +413,63 @@ Tensor kiln::maskedFill(Operand input, Operand mask, float value, SourceLoc loc)
             .getResult();
       });
 }
+
+//===----------------------------------------------------------------------===//
+// Session state
+//===----------------------------------------------------------------------===//
+
+void kiln::stateWrite(const std::string &name, const Tensor &value, SourceLoc loc) {
+  ModelBuilder *builder = value.builder();
+  if (!builder || !builder->prepareOperands({value}, loc))
+    return;
+  builder->markStateWrite();
+  if (value.dtype() != DType::F32) {
+    builder->error(loc, "stateWrite needs an f32 tensor (states are f32), got an " +
+                            std::string(dtypeName(value.dtype())) + " tensor " +
+                            toString(value.shape()));
+    return;
+  }
+  if (!builder->useState(name, value.shape(), ModelBuilder::StateUse::Create, loc))
+    return;
+  builder->opBuilder().create<StateWriteOp>(builder->location(loc), llvm::StringRef(name),
+                                             value.value());
+}
+
+Tensor kiln::kvAppend(const std::string &name, const Tensor &value, int64_t axis,
+                      const Dim &position, int64_t capacity, SourceLoc loc) {
+  ModelBuilder *builder = value.builder();
+  if (!builder || !builder->prepareOperands({value}, loc))
+    return {};
+  builder->markStateWrite();
+  if (value.dtype() != DType::F32) {
+    builder->error(loc, "kv_append needs an f32 value (states are f32), got an " +
+                            std::string(dtypeName(value.dtype())) + " tensor " +
+                            toString(value.shape()));
+    return {};
+  }
+  if (position.name.empty()) {
+    builder->error(loc, "kv_append needs a named position, as dyn(\"P\") bound by an "
+                        "Entry::valueInput, got the static size " +
+                            std::to_string(position.size));
+    return {};
+  }
+  int64_t normalised = normaliseAxis(axis, value.rank());
+  ShapeResult result = shape_rules::kvAppend(value.shape(), normalised, capacity,
+                                             position.name);
+  if (!result.succeeded()) {
+    builder->error(loc, "kv_append: " + result.error);
+    return {};
+  }
+  // The cache, as kv_append's rule states it: the value with `capacity` at `axis`.
+  SymShape cache = value.shape();
+  cache[normalised] = SymDim::fixed(capacity);
+  if (!builder->useState(name, cache, ModelBuilder::StateUse::Update, loc))
+    return {};
+  OpBuilder &ob = builder->opBuilder();
+  auto type = RankedTensorType::get(staticShape(result.shape), ob.getF32Type());
+  Value appended = ob.create<KvAppendOp>(
+      builder->location(loc), type, ob.getStringAttr(name), value.value(),
+      ob.getI64IntegerAttr(normalised), ob.getI64IntegerAttr(capacity),
+      ob.getStringAttr(position.name));
+  return builder->wrap(appended, std::move(result.shape), DType::F32);
+}

@@ -146,6 +146,12 @@ llvm::Expected<std::vector<std::string>> kiln::dimExprNames(llvm::StringRef expr
   return std::move(parser.names);
 }
 
+bool kiln::isDimName(llvm::StringRef text) {
+  auto isNameChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  return !text.empty() && (llvm::isAlpha(text[0]) || text[0] == '_') &&
+         llvm::all_of(text, isNameChar);
+}
+
 llvm::Expected<int64_t>
 kiln::evaluateDimExpr(llvm::StringRef expr,
                       llvm::function_ref<llvm::Optional<int64_t>(llvm::StringRef)> lookup) {

@@ -29,54 +29,124 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
-/// `kiln.bounds`: two dimension expressions over the entry's named dims, on an i32
-/// input. Other kiln argument attributes (kiln.name, kiln.dims) are read where used.
-LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
-                                                    unsigned argIndex,
-                                                    NamedAttribute attribute) {
-  if (attribute.getName() != kBoundsAttr)
-    return success();
-  auto func = dyn_cast<FunctionOpInterface>(op);
-  if (!func)
-    return op->emitOpError() << "'" << kBoundsAttr << "' belongs on function arguments";
+namespace {
+/// A dimension name that an entry binds when it runs, and what binds it.
+struct Binding {
+  enum Kind { Shape, Value, State };
+  StringRef name;
+  Kind kind;
+  /// The input, for Shape and Value.
+  unsigned input = 0;
+};
+} // namespace
+
+/// Every name `func` binds: its inputs' `kiln.dims` and `kiln.value_dim`, and the dims of
+/// its kiln.state_read ops (a state's shape binds them as an input's shape would).
+static llvm::SmallVector<Binding> entryBindings(FunctionOpInterface func) {
+  llvm::SmallVector<Binding> bindings;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
+      for (Attribute d : dims)
+        if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
+          bindings.push_back({name.getValue(), Binding::Shape, i});
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr))
+      bindings.push_back({name.getValue(), Binding::Value, i});
+  }
+  func->walk([&](StateReadOp read) {
+    for (Attribute d : read.dims())
+      if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
+        bindings.push_back({name.getValue(), Binding::State});
+  });
+  return bindings;
+}
+
+/// `kiln.value_dim`: a rank-0 i32 input whose value binds one dimension name that
+/// nothing else binds (the runtime would not know which binding wins).
+static LogicalResult verifyValueDim(FunctionOpInterface func, unsigned argIndex,
+                                    Attribute value) {
   auto fail = [&]() {
-    return op->emitOpError() << "'" << kBoundsAttr << "' of input #" << argIndex << " ";
+    return func->emitOpError() << "'" << kValueDimAttr << "' of input #" << argIndex
+                               << " ";
+  };
+  Type argType = func.getArgumentTypes()[argIndex];
+  auto type = argType.dyn_cast<RankedTensorType>();
+  if (!type || type.getRank() != 0 || !type.getElementType().isSignlessInteger(32))
+    return fail() << "needs a rank-0 i32 tensor (the value is the size), got " << argType;
+  auto name = value.dyn_cast<StringAttr>();
+  if (!name || !isDimName(name.getValue()))
+    return fail() << "must be one dimension name, got " << value;
+  for (const Binding &b : entryBindings(func)) {
+    if (b.name != name.getValue() || (b.kind == Binding::Value && b.input == argIndex))
+      continue;
+    auto error = fail() << "names '" << name.getValue() << "', which ";
+    if (b.kind == Binding::State)
+      return error << "a kiln.state_read also binds by its shape";
+    return error << "input #" << b.input << " also binds "
+                 << (b.kind == Binding::Shape ? "by its shape ('kiln.dims')"
+                                              : "by its value ('kiln.value_dim')");
+  }
+  return success();
+}
+
+/// `kiln.bounds`: two dimension expressions over the names the entry binds, on an i32
+/// input.
+static LogicalResult verifyBounds(FunctionOpInterface func, unsigned argIndex,
+                                  Attribute value) {
+  auto fail = [&]() {
+    return func->emitOpError() << "'" << kBoundsAttr << "' of input #" << argIndex << " ";
   };
   auto type = func.getArgumentTypes()[argIndex].dyn_cast<RankedTensorType>();
   if (!type || !type.getElementType().isSignlessInteger(32))
     return fail() << "needs an i32 tensor, got " << func.getArgumentTypes()[argIndex];
-  auto ends = attribute.getValue().dyn_cast<ArrayAttr>();
+  auto ends = value.dyn_cast<ArrayAttr>();
   if (!ends || ends.size() != 2 || !ends[0].isa<StringAttr>() || !ends[1].isa<StringAttr>())
-    return fail() << "must be an array of two strings [\"lo\", \"hi\"], got "
-                  << attribute.getValue();
+    return fail() << "must be an array of two strings [\"lo\", \"hi\"], got " << value;
 
-  // Every name an end uses must be a dynamic dimension of some input of this entry.
-  llvm::SmallVector<StringRef> known;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
-      for (Attribute d : dims)
-        if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
-          known.push_back(name.getValue());
+  llvm::SmallVector<Binding> bindings = entryBindings(func);
+  auto ownValueDim = func.getArgAttrOfType<StringAttr>(argIndex, kValueDimAttr);
   llvm::SmallVector<Optional<int64_t>, 2> constant;
   for (Attribute end : ends) {
     StringRef text = end.cast<StringAttr>().getValue();
     llvm::Expected<std::vector<std::string>> names = dimExprNames(text);
     if (!names)
       return fail() << llvm::toString(names.takeError());
-    for (const std::string &name : *names)
-      if (!llvm::is_contained(known, name))
-        return fail() << "uses dimension '" << name
-                      << "', which no input of the entry names in '" << kDimsAttr << "'";
+    for (const std::string &name : *names) {
+      // The runtime checks this input's value before it binds the name to it.
+      if (ownValueDim && ownValueDim.getValue() == name)
+        return fail() << "uses dimension '" << name << "', which this input's own value "
+                      << "binds ('" << kValueDimAttr << "')";
+      if (llvm::none_of(bindings, [&](const Binding &b) { return b.name == name; }))
+        return fail() << "uses dimension '" << name << "', which the entry does not bind "
+                      << "(no input's '" << kDimsAttr << "' or '" << kValueDimAttr
+                      << "', nor a kiln.state_read, names it)";
+    }
     constant.push_back(None);
     if (!names->empty())
       continue;
     auto noNames = [](StringRef) { return Optional<int64_t>(); };
-    llvm::Expected<int64_t> value = evaluateDimExpr(text, noNames);
-    if (!value)
-      return fail() << llvm::toString(value.takeError());
-    constant.back() = *value;
+    llvm::Expected<int64_t> bound = evaluateDimExpr(text, noNames);
+    if (!bound)
+      return fail() << llvm::toString(bound.takeError());
+    constant.back() = *bound;
   }
   if (constant[0] && constant[1] && *constant[0] > *constant[1])
     return fail() << "is empty: " << *constant[0] << " > " << *constant[1];
   return success();
+}
+
+/// The entry-input attributes whose form matters before any pass reads them:
+/// `kiln.bounds` and `kiln.value_dim` (SymbolicShapes.h documents both). kiln.name and
+/// kiln.dims are read where used.
+LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name != kBoundsAttr && name != kValueDimAttr)
+    return success();
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  if (!func)
+    return op->emitOpError() << "'" << name << "' belongs on function arguments";
+  if (name == kValueDimAttr)
+    return verifyValueDim(func, argIndex, attribute.getValue());
+  return verifyBounds(func, argIndex, attribute.getValue());
 }

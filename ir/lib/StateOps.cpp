@@ -2,6 +2,8 @@
 //
 // kiln.state_alloc / state_write / state_read / kv_append: the ops through which an
 // entry point keeps tensors (key/value caches) in the runtime's session between runs.
+// What needs the whole entry (is a dimension name bound?) is checked with the entry's
+// symbolic shapes (SymbolicShapes.cpp); these check each op on its own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,15 @@ LogicalResult kiln::verifyStateName(Operation *op, StringRef name) {
   return success();
 }
 
+/// Dimension 0 of a state is its batch, which the runtime gathers rows along.
+static LogicalResult verifyStateRank(Operation *op, Type type) {
+  auto ranked = type.dyn_cast<RankedTensorType>();
+  if (ranked && ranked.getRank() >= 1)
+    return success();
+  return op->emitOpError() << "states have rank >= 1 (dimension 0 is the batch), got "
+                           << type;
+}
+
 /// `dims` has one entry per dimension of `type`: a name for each dynamic one (a single
 /// name, which the runtime binds or checks), "" for each static one.
 static LogicalResult verifyStateDims(Operation *op, RankedTensorType type, ArrayAttr dims) {
@@ -39,15 +50,10 @@ static LogicalResult verifyStateDims(Operation *op, RankedTensorType type, Array
       return op->emitOpError() << "dimension " << i << " of " << type
                                << " is static; its 'dims' entry must be \"\", got \""
                                << name << "\"";
-    if (dynamic) {
-      llvm::Expected<std::vector<std::string>> names = dimExprNames(name);
-      if (!names || names->size() != 1 || (*names)[0] != name.trim())
-        return op->emitOpError() << "dynamic dimension " << i << " of " << type
-                                 << " needs a dimension name in 'dims', got \"" << name
-                                 << "\"";
-      if (!names)
-        llvm::consumeError(names.takeError());
-    }
+    if (dynamic && !isDimName(name))
+      return op->emitOpError() << "dynamic dimension " << i << " of " << type
+                               << " needs a dimension name in 'dims', got \"" << name
+                               << "\"";
   }
   return success();
 }
@@ -58,19 +64,32 @@ LogicalResult kiln::verifyStateAlloc(StateAllocOp op) {
   auto type = op.type().dyn_cast<RankedTensorType>();
   if (!type || !type.getElementType().isF32())
     return op.emitOpError() << "states are ranked f32 tensors, got " << op.type();
+  if (failed(verifyStateRank(op, type)))
+    return failure();
   return verifyStateDims(op, type, op.dims());
+}
+
+LogicalResult kiln::verifyStateWrite(StateWriteOp op) {
+  if (failed(verifyStateName(op, op.name())))
+    return failure();
+  return verifyStateRank(op, op.value().getType());
 }
 
 LogicalResult kiln::verifyStateRead(StateReadOp op) {
   if (failed(verifyStateName(op, op.name())))
     return failure();
+  if (failed(verifyStateRank(op, op.getType())))
+    return failure();
   return verifyStateDims(op, op.getType().cast<RankedTensorType>(), op.dims());
 }
 
-ShapeResult KvAppendOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  const SymShape &value = operands[0];
+LogicalResult kiln::verifyKvAppend(KvAppendOp op) {
+  return verifyStateName(op, op.name());
+}
+
+ShapeResult shape_rules::kvAppend(ArrayRef<SymDim> value, int64_t axis, int64_t capacity,
+                                  StringRef position) {
   int64_t rank = static_cast<int64_t>(value.size());
-  int64_t axis = this->axis();
   if (axis < 0 || axis >= rank)
     return ShapeResult::failure("kv_append axis " + std::to_string(axis) +
                                 " is out of range for a value of rank " +
@@ -82,18 +101,18 @@ ShapeResult KvAppendOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
     return ShapeResult::failure("kv_append appends one position: dimension " +
                                 std::to_string(axis) + " of the value " + toString(value) +
                                 " must be 1");
-  if (capacity() < 1)
+  if (capacity < 1)
     return ShapeResult::failure("kv_append capacity must be positive, got " +
-                                std::to_string(capacity()));
-  llvm::Expected<std::vector<std::string>> names = dimExprNames(position());
-  if (!names || names->size() != 1 || (*names)[0] != position().trim()) {
-    if (!names)
-      llvm::consumeError(names.takeError());
+                                std::to_string(capacity));
+  if (!isDimName(position))
     return ShapeResult::failure("kv_append position must name an entry dimension (an "
                                 "input's kiln.value_dim), got \"" +
-                                position().str() + "\"");
-  }
-  SymShape result = value;
-  result[axis] = SymDim::named(position().trim().str() + "+1");
+                                position.str() + "\"");
+  SymShape result(value.begin(), value.end());
+  result[axis] = SymDim::named(position.str() + "+1");
   return ShapeResult::ok(std::move(result));
+}
+
+ShapeResult KvAppendOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::kvAppend(operands[0], axis(), capacity(), position());
 }

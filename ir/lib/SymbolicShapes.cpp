@@ -3,6 +3,8 @@
 #include "kiln/ir/SymbolicShapes.h"
 #include "kiln/ir/KilnOps.h"
 
+#include "llvm/ADT/StringSet.h"
+
 using namespace mlir;
 using namespace kiln;
 
@@ -44,6 +46,42 @@ static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index, bool emitE
   return shape;
 }
 
+/// The names the runtime binds before `func` runs: its inputs' dims and value dims and
+/// its state reads' dims.
+static llvm::StringSet<> boundNames(FuncOp func) {
+  llvm::StringSet<> names;
+  auto addAll = [&](ArrayAttr dims) {
+    for (Attribute d : dims)
+      if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
+        names.insert(name.getValue());
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
+      addAll(dims);
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr))
+      names.insert(name.getValue());
+  }
+  func.walk([&](StateReadOp read) { addAll(read.dims()); });
+  return names;
+}
+
+/// Why `op` uses a dimension name that nothing binds, or "". The runtime evaluates a
+/// new state's shape and a cache's position from the bound names.
+static std::string unboundNameProblem(Operation *op, const llvm::StringSet<> &bound) {
+  if (auto append = dyn_cast<KvAppendOp>(op))
+    if (!bound.contains(append.position()))
+      return "kv_append position '" + append.position().str() +
+             "' is not bound by the entry: declare a rank-0 i32 input with " +
+             kValueDimAttr.str() + " = \"" + append.position().str() + "\"";
+  if (auto alloc = dyn_cast<StateAllocOp>(op))
+    for (Attribute d : alloc.dims())
+      if (StringRef name = d.cast<StringAttr>().getValue();
+          !name.empty() && !bound.contains(name))
+        return "dimension '" + name.str() + "' of state '" + alloc.name().str() +
+               "' is not bound by the entry (no input or kiln.state_read names it)";
+  return "";
+}
+
 FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErrors) {
   SymbolicShapeMap shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -52,7 +90,13 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
       return failure();
     shapes[func.getArgument(i)] = *shape;
   }
+  llvm::StringSet<> bound = boundNames(func);
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
+    if (std::string problem = unboundNameProblem(op, bound); !problem.empty()) {
+      if (emitErrors)
+        op->emitOpError() << problem;
+      return WalkResult::interrupt();
+    }
     if (op->getNumResults() == 0)
       return WalkResult::advance();
     // A state's dims are named like an input's: the runtime binds them from the state.

@@ -26,12 +26,12 @@ Tensor MultiHeadAttention::mergeHeads(const Tensor &x) const {
   return reshape(transpose(x, {0, 2, 1, 3}), {0, 0, dModel_});
 }
 
-Tensor MultiHeadAttention::operator()(const Tensor &query, const Tensor &key,
-                                      const Tensor &value,
-                                      const std::optional<Tensor> &mask) const {
-  Tensor q = splitHeads(project(query, 0));
-  Tensor k = splitHeads(project(key, 1));
-  Tensor v = splitHeads(project(value, 2));
+Tensor MultiHeadAttention::heads(const Tensor &x, int part) const {
+  return splitHeads(project(x, part));
+}
+
+Tensor MultiHeadAttention::attend(const Tensor &q, const Tensor &k, const Tensor &v,
+                                  const std::optional<Tensor> &mask) const {
   float headDim = static_cast<float>(dModel_ / heads_);
   Tensor scores = matmul(q, k, /*transposeLhs=*/false, /*transposeRhs=*/true) *
                   (1.0f / std::sqrt(headDim));
@@ -39,4 +39,15 @@ Tensor MultiHeadAttention::operator()(const Tensor &query, const Tensor &key,
     scores = scores + *mask;
   Tensor weights = softmax(scores, /*axis=*/-1);
   return outProj_(mergeHeads(matmul(weights, v)));
+}
+
+Tensor MultiHeadAttention::operator()(const Tensor &query, const Tensor &key,
+                                      const Tensor &value,
+                                      const std::optional<Tensor> &mask) const {
+  // Named in order: argument evaluation order is unspecified, and the IR should read
+  // q, k, v.
+  Tensor q = heads(query, 0);
+  Tensor k = heads(key, 1);
+  Tensor v = heads(value, 2);
+  return attend(q, k, v, mask);
 }

@@ -45,6 +45,12 @@ Tensor Embedding::operator()(const Tensor &ids) const {
   return scaled + sinusoid(positions(ids, /*axis=*/1), dModel_);
 }
 
+Tensor Embedding::atPosition(const Tensor &ids, const Tensor &position) const {
+  Tensor scaled = embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
+  // [1, d_model], broadcast over the batch as operator()'s [T, d_model] is.
+  return scaled + sinusoid(reshape(position, {1}), dModel_);
+}
+
 Tensor Embedding::project(const Tensor &x) const {
   return matmul(x, table_, /*transposeLhs=*/false, /*transposeRhs=*/true);
 }

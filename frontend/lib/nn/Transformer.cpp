@@ -35,7 +35,9 @@ DecoderLayer::DecoderLayer(ModelBuilder &m, const std::string &prefix,
       feedForward_(m, prefix, c.dModel, c.dFF, c.activation),
       norm1_(m, prefix + "norm1", c.dModel, c.layerNormEps),
       norm2_(m, prefix + "norm2", c.dModel, c.layerNormEps),
-      norm3_(m, prefix + "norm3", c.dModel, c.layerNormEps), normFirst_(c.normFirst) {}
+      norm3_(m, prefix + "norm3", c.dModel, c.layerNormEps), normFirst_(c.normFirst),
+      prefix_(prefix), dModel_(c.dModel), heads_(c.heads),
+      maxDecodeLength_(c.maxDecodeLength) {}
 
 Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
                                 const Tensor &causalMask, const Tensor &memoryMask) const {
@@ -47,6 +49,57 @@ Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
   }
   Tensor h = norm1_(x + selfAttn_(x, x, x, causalMask));
   h = norm2_(h + crossAttn_(h, memory, memory, memoryMask));
+  return norm3_(h + feedForward_(h));
+}
+
+/// The declaration of a dimension that a tensor has: its name, or its static size.
+static Dim declared(const SymDim &dim) {
+  return dim.isStatic() ? Dim(dim.size) : dyn(dim.expr);
+}
+
+void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory) const {
+  if (!memory.valid())
+    return; // The op that made it has said why.
+  stateWrite(prefix_ + "multihead_attn.memory_k", crossAttn_.heads(memory, 1));
+  stateWrite(prefix_ + "multihead_attn.memory_v", crossAttn_.heads(memory, 2));
+  // Full capacity up front: each step then writes one position in place.
+  std::vector<Dim> cache = {declared(memory.dim(0)), heads_, maxDecodeLength_,
+                            dModel_ / heads_};
+  entry.stateAlloc(prefix_ + "self_attn.k_cache", cache);
+  entry.stateAlloc(prefix_ + "self_attn.v_cache", cache);
+}
+
+Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
+                          const Dim &source, const Tensor &srcLengths) const {
+  if (!x.valid())
+    return {};
+  auto selfAttend = [&](const Tensor &in) {
+    Tensor q = selfAttn_.heads(in, 0);
+    Tensor k = kvAppend(prefix_ + "self_attn.k_cache", selfAttn_.heads(in, 1), /*axis=*/2,
+                        position, maxDecodeLength_);
+    Tensor v = kvAppend(prefix_ + "self_attn.v_cache", selfAttn_.heads(in, 2), /*axis=*/2,
+                        position, maxDecodeLength_);
+    // The newest position sees itself and every earlier one, which is all the cache
+    // holds: the causal mask of operator() has nothing left to mask.
+    return selfAttn_.attend(q, k, v, std::nullopt);
+  };
+  auto crossAttend = [&](const Tensor &in) {
+    Tensor q = crossAttn_.heads(in, 0);
+    std::vector<Dim> memory = {declared(x.dim(0)), heads_, source, dModel_ / heads_};
+    Tensor k = entry.stateRead(prefix_ + "multihead_attn.memory_k", memory);
+    Tensor v = entry.stateRead(prefix_ + "multihead_attn.memory_v", memory);
+    // Transformer::keyPaddingMask of operator()'s memory, here over the keys' axis 2.
+    Tensor mask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
+    return crossAttn_.attend(q, k, v, mask);
+  };
+  if (normFirst_) {
+    Tensor n1 = norm1_(x);
+    Tensor h = x + selfAttend(n1);
+    h = h + crossAttend(norm2_(h));
+    return h + feedForward_(norm3_(h));
+  }
+  Tensor h = norm1_(x + selfAttend(x));
+  h = norm2_(h + crossAttend(h));
   return norm3_(h + feedForward_(h));
 }
 
@@ -77,6 +130,18 @@ Tensor Decoder::operator()(Tensor x, const Tensor &memory, const Tensor &causalM
   return norm_ ? (*norm_)(x) : x;
 }
 
+void Decoder::startDecoding(Entry &entry, const Tensor &memory) const {
+  for (const DecoderLayer &layer : layers_)
+    layer.startDecoding(entry, memory);
+}
+
+Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
+                     const Tensor &srcLengths) const {
+  for (const DecoderLayer &layer : layers_)
+    x = layer.step(entry, x, position, source, srcLengths);
+  return norm_ ? (*norm_)(x) : x;
+}
+
 Transformer::Transformer(ModelBuilder &m, const std::string &prefix,
                          const TransformerConfig &c)
     : config_(c),
@@ -100,8 +165,21 @@ Tensor Transformer::decode(const Tensor &tgtIds, const Tensor &memory,
   return tgtEmbed_.project(out);
 }
 
+void Transformer::startDecoding(Entry &entry, const Tensor &memory) const {
+  decoder_.startDecoding(entry, memory);
+}
+
+Tensor Transformer::decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
+                               const Dim &position, const Dim &source,
+                               const Tensor &srcLengths) const {
+  Tensor out = decoder_.step(entry, tgtEmbed_.atPosition(tgtIds, step), position, source,
+                             srcLengths);
+  // [B, 1, V] -> [B, V]: one position per run.
+  return reshape(tgtEmbed_.project(out), {0, config_.tgtVocab});
+}
+
 void Transformer::declareEntries(ModelBuilder &m) const {
-  Dim batch = dyn("B"), src = dyn("S"), tgt = dyn("T");
+  Dim batch = dyn("B"), src = dyn("S"), tgt = dyn("T"), position = dyn("P");
 
   Entry enc = m.entry("encode");
   Tensor srcIds = enc.input("src_ids", DType::I32, {batch, src}, {0, config_.srcVocab - 1});
@@ -113,4 +191,14 @@ void Transformer::declareEntries(ModelBuilder &m) const {
   Tensor memory = dec.input("memory", DType::F32, {batch, src, config_.dModel});
   Tensor memLengths = dec.input("src_lengths", DType::I32, {batch}, {1, "S"});
   dec.output("logits", decode(tgtIds, memory, memLengths));
+
+  Entry start = m.entry("decode_start");
+  startDecoding(start, start.input("memory", DType::F32, {batch, src, config_.dModel}));
+
+  Entry step = m.entry("decode_step");
+  Tensor nextIds = step.input("tgt_ids", DType::I32, {batch, 1}, {0, config_.tgtVocab - 1});
+  Tensor stepIndex = step.valueInput("step", position, {0, config_.maxDecodeLength - 1});
+  // S is bound by the memory states the step reads.
+  Tensor stepLengths = step.input("src_lengths", DType::I32, {batch}, {1, src});
+  step.output("logits", decodeStep(step, nextIds, stepIndex, position, src, stepLengths));
 }

@@ -581,7 +581,7 @@ func @bounds_syntax(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"], kiln.bounds = [
 
 // -----
 
-// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #1 uses dimension 'T', which no input of the entry names in 'kiln.dims'}}
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #1 uses dimension 'T', which the entry does not bind (no input's 'kiln.dims' or 'kiln.value_dim', nor a kiln.state_read, names it)}}
 func @bounds_unknown_name(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
                           %len: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["1", "T"]}) -> tensor<?xi32> {
   kiln.return %len : tensor<?xi32>
@@ -592,6 +592,314 @@ func @bounds_unknown_name(%x: tensor<?x?xi32> {kiln.dims = ["B", "S"]},
 // expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 is empty: 5 > 4}}
 func @bounds_empty(%x: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["5", "4"]}) -> tensor<?xi32> {
   kiln.return %x : tensor<?xi32>
+}
+
+// -----
+
+// The step's own value binds P after the bounds are checked: they cannot use it.
+// expected-error @+1 {{'builtin.func' op 'kiln.bounds' of input #0 uses dimension 'P', which this input's own value binds ('kiln.value_dim')}}
+func @bounds_use_own_value_dim(%step: tensor<i32> {kiln.dims = [], kiln.value_dim = "P", kiln.bounds = ["0", "P"]}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 needs a rank-0 i32 tensor (the value is the size), got 'tensor<1xi32>'}}
+func @value_dim_not_scalar(%step: tensor<1xi32> {kiln.dims = [""], kiln.value_dim = "P"}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 needs a rank-0 i32 tensor (the value is the size), got 'tensor<f32>'}}
+func @value_dim_f32(%step: tensor<f32> {kiln.dims = [], kiln.value_dim = "P"}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 must be one dimension name, got 3 : i64}}
+func @value_dim_not_a_string(%step: tensor<i32> {kiln.dims = [], kiln.value_dim = 3}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 must be one dimension name, got "P+1"}}
+func @value_dim_expression(%step: tensor<i32> {kiln.dims = [], kiln.value_dim = "P+1"}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 must be one dimension name, got ""}}
+func @value_dim_empty(%step: tensor<i32> {kiln.dims = [], kiln.value_dim = ""}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #1 names 'T', which input #0 also binds by its shape ('kiln.dims')}}
+func @value_dim_also_a_shape(%ids: tensor<?x?xi32> {kiln.dims = ["B", "T"]},
+                             %step: tensor<i32> {kiln.dims = [], kiln.value_dim = "T"}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 names 'P', which input #1 also binds by its value ('kiln.value_dim')}}
+func @value_dim_twice(%a: tensor<i32> {kiln.dims = [], kiln.value_dim = "P"},
+                      %b: tensor<i32> {kiln.dims = [], kiln.value_dim = "P"}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'builtin.func' op 'kiln.value_dim' of input #0 names 'S', which a kiln.state_read also binds by its shape}}
+func @value_dim_also_a_state_dim(%step: tensor<i32> {kiln.dims = [], kiln.value_dim = "S"}) -> tensor<?x4xf32> {
+  %s = kiln.state_read "s" {dims = ["S", ""]} : tensor<?x4xf32>
+  kiln.return %s : tensor<?x4xf32>
+}
+
+// -----
+
+func @state_alloc_unnamed() {
+  // expected-error @+1 {{'kiln.state_alloc' op needs a non-empty state name}}
+  kiln.state_alloc "" {dims = ["B"]} : tensor<?xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_i32() {
+  // expected-error @+1 {{'kiln.state_alloc' op states are ranked f32 tensors, got 'tensor<?xi32>'}}
+  kiln.state_alloc "s" {dims = ["B"]} : tensor<?xi32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_unranked() {
+  // expected-error @+1 {{'kiln.state_alloc' op states are ranked f32 tensors, got 'tensor<*xf32>'}}
+  kiln.state_alloc "s" {dims = []} : tensor<*xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_scalar() {
+  // expected-error @+1 {{'kiln.state_alloc' op states have rank >= 1 (dimension 0 is the batch), got 'tensor<f32>'}}
+  kiln.state_alloc "s" {dims = []} : tensor<f32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_dims_count() {
+  // expected-error @+1 {{'kiln.state_alloc' op 'dims' has 1 entries but the type 'tensor<?x4xf32>' has rank 2}}
+  kiln.state_alloc "s" {dims = ["B"]} : tensor<?x4xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_static_dim_named() {
+  // expected-error @+1 {{'kiln.state_alloc' op dimension 1 of 'tensor<?x4xf32>' is static; its 'dims' entry must be "", got "H"}}
+  kiln.state_alloc "s" {dims = ["B", "H"]} : tensor<?x4xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_dynamic_dim_unnamed() {
+  // expected-error @+1 {{'kiln.state_alloc' op dynamic dimension 0 of 'tensor<?x4xf32>' needs a dimension name in 'dims', got ""}}
+  kiln.state_alloc "s" {dims = ["", ""]} : tensor<?x4xf32>
+  kiln.return
+}
+
+// -----
+
+// A state's dims bind single names, as an input's do: no expressions.
+func @state_alloc_dim_expression() {
+  // expected-error @+1 {{'kiln.state_alloc' op dynamic dimension 0 of 'tensor<?x4xf32>' needs a dimension name in 'dims', got "B*2"}}
+  kiln.state_alloc "s" {dims = ["B*2", ""]} : tensor<?x4xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_alloc_dims_not_strings() {
+  // expected-error @+1 {{'kiln.state_alloc' op attribute 'dims' failed to satisfy constraint: string array attribute}}
+  kiln.state_alloc "s" {dims = [1]} : tensor<4xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_write_unnamed(%x: tensor<?x4xf32>) {
+  // expected-error @+1 {{'kiln.state_write' op needs a non-empty state name}}
+  kiln.state_write "", %x : tensor<?x4xf32>
+  kiln.return
+}
+
+// -----
+
+func @state_write_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'kiln.state_write' op states have rank >= 1 (dimension 0 is the batch), got 'tensor<f32>'}}
+  kiln.state_write "s", %x : tensor<f32>
+  kiln.return
+}
+
+// -----
+
+func @state_write_i32(%x: tensor<?xi32>) {
+  // expected-error @+1 {{'kiln.state_write' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<?xi32>'}}
+  kiln.state_write "s", %x : tensor<?xi32>
+  kiln.return
+}
+
+// -----
+
+func @state_read_unnamed() -> tensor<?xf32> {
+  // expected-error @+1 {{'kiln.state_read' op needs a non-empty state name}}
+  %s = kiln.state_read "" {dims = ["B"]} : tensor<?xf32>
+  kiln.return %s : tensor<?xf32>
+}
+
+// -----
+
+func @state_read_scalar() -> tensor<f32> {
+  // expected-error @+1 {{'kiln.state_read' op states have rank >= 1 (dimension 0 is the batch), got 'tensor<f32>'}}
+  %s = kiln.state_read "s" {dims = []} : tensor<f32>
+  kiln.return %s : tensor<f32>
+}
+
+// -----
+
+func @state_read_i32() -> tensor<?xi32> {
+  // expected-error @+1 {{'kiln.state_read' op result #0 must be ranked tensor of 32-bit float values, but got 'tensor<?xi32>'}}
+  %s = kiln.state_read "s" {dims = ["B"]} : tensor<?xi32>
+  kiln.return %s : tensor<?xi32>
+}
+
+// -----
+
+func @state_read_dims_count() -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.state_read' op 'dims' has 3 entries but the type 'tensor<?x?xf32>' has rank 2}}
+  %s = kiln.state_read "s" {dims = ["B", "S", ""]} : tensor<?x?xf32>
+  kiln.return %s : tensor<?x?xf32>
+}
+
+// -----
+
+func @state_read_static_dim_named() -> tensor<?x4xf32> {
+  // expected-error @+1 {{'kiln.state_read' op dimension 1 of 'tensor<?x4xf32>' is static; its 'dims' entry must be "", got "D"}}
+  %s = kiln.state_read "s" {dims = ["B", "D"]} : tensor<?x4xf32>
+  kiln.return %s : tensor<?x4xf32>
+}
+
+// -----
+
+func @state_read_dynamic_dim_unnamed() -> tensor<?x?xf32> {
+  // expected-error @+1 {{'kiln.state_read' op dynamic dimension 1 of 'tensor<?x?xf32>' needs a dimension name in 'dims', got ""}}
+  %s = kiln.state_read "s" {dims = ["B", ""]} : tensor<?x?xf32>
+  kiln.return %s : tensor<?x?xf32>
+}
+
+// -----
+
+func @kv_append_unnamed(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op needs a non-empty state name}}
+  %k = kiln.kv_append "", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_axis_0(%v: tensor<1x4x8xf32>) -> tensor<?x4x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append axis must not be 0: dimension 0 of a state is its batch}}
+  %k = kiln.kv_append "c", %v {axis = 0 : i64, capacity = 16 : i64, position = "P"} : (tensor<1x4x8xf32>) -> tensor<?x4x8xf32>
+  kiln.return %k : tensor<?x4x8xf32>
+}
+
+// -----
+
+func @kv_append_axis_out_of_range(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x1x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append axis 4 is out of range for a value of rank 4}}
+  %k = kiln.kv_append "c", %v {axis = 4 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x1x8xf32>
+  kiln.return %k : tensor<?x4x1x8xf32>
+}
+
+// -----
+
+func @kv_append_axis_negative(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x1x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append axis -1 is out of range for a value of rank 4}}
+  %k = kiln.kv_append "c", %v {axis = -1 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x1x8xf32>
+  kiln.return %k : tensor<?x4x1x8xf32>
+}
+
+// -----
+
+func @kv_append_two_positions(%v: tensor<?x4x2x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append appends one position: dimension 2 of the value [?, 4, 2, 8] must be 1}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x2x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_dynamic_positions(%v: tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append appends one position: dimension 2 of the value [?, 4, ?, 8] must be 1}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_capacity_0(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append capacity must be positive, got 0}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 0 : i64, position = "P"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_position_empty(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got ""}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = ""} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_position_expression(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got "P-1"}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P-1"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_position_integer(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got "3"}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "3"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+func @kv_append_result_rank(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op result type 'tensor<?x4x?xf32>' does not match the inferred shape [?, 4, P+1, 8]}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?xf32>
+  kiln.return %k : tensor<?x4x?xf32>
+}
+
+// -----
+
+func @kv_append_i32(%v: tensor<?x1xi32>) -> tensor<?x?xi32> {
+  // expected-error @+1 {{'kiln.kv_append' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<?x1xi32>'}}
+  %k = kiln.kv_append "c", %v {axis = 1 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x1xi32>) -> tensor<?x?xi32>
+  kiln.return %k : tensor<?x?xi32>
 }
 
 // -----

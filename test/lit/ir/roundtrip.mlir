@@ -195,3 +195,46 @@ func @attention(%q: tensor<?x8x?x64xf32>, %k: tensor<?x8x?x64xf32>, %v: tensor<?
       : (tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>) -> tensor<?x?x16xf32>
   kiln.return %0 : tensor<?x8x?x32xf32>
 }
+
+// The session-state ops of incremental decoding, and an input whose value binds P.
+// CHECK-LABEL: func @decode_start
+// CHECK-SAME: (%[[MEM:.+]]: tensor<?x?x128xf32> {kiln.dims = ["B", "S", ""], kiln.name = "memory"})
+// CHECK-NEXT: %[[K:.+]] = kiln.reshape %[[MEM]] {shape = [0, 0, 4, 32]} : (tensor<?x?x128xf32>) -> tensor<?x?x4x32xf32>
+// CHECK-NEXT: kiln.state_write "decoder.layers.0.multihead_attn.memory_k", %[[K]] : tensor<?x?x4x32xf32>
+// CHECK-NEXT: kiln.state_alloc "decoder.layers.0.self_attn.k_cache" {dims = ["B", "", "", ""]} : tensor<?x4x64x32xf32>
+// CHECK-NEXT: kiln.return{{$}}
+func @decode_start(%memory: tensor<?x?x128xf32> {kiln.name = "memory", kiln.dims = ["B", "S", ""]}) {
+  %k = kiln.reshape %memory {shape = [0, 0, 4, 32]} : (tensor<?x?x128xf32>) -> tensor<?x?x4x32xf32>
+  kiln.state_write "decoder.layers.0.multihead_attn.memory_k", %k : tensor<?x?x4x32xf32>
+  kiln.state_alloc "decoder.layers.0.self_attn.k_cache" {dims = ["B", "", "", ""]} : tensor<?x4x64x32xf32>
+  kiln.return
+}
+
+// CHECK-LABEL: func @decode_step
+// CHECK-SAME: (%[[IDS:.+]]: tensor<?x1xi32> {kiln.bounds = ["0", "44"], kiln.dims = ["B", ""], kiln.name = "tgt_ids"}, %[[STEP:.+]]: tensor<i32> {kiln.bounds = ["0", "63"], kiln.dims = [], kiln.name = "step", kiln.value_dim = "P"}, %[[LEN:.+]]: tensor<?xi32> {kiln.bounds = ["1", "S"], kiln.dims = ["B"], kiln.name = "src_lengths"})
+// CHECK-NEXT: %[[MK:.+]] = kiln.state_read "decoder.layers.0.multihead_attn.memory_k" {dims = ["B", "S", "", ""]} : tensor<?x?x4x32xf32>
+// CHECK-NEXT: %[[NEW:.+]] = kiln.slice %[[MK]] {axis = 1 : i64, end = 1 : i64, start = 0 : i64} : (tensor<?x?x4x32xf32>) -> tensor<?x1x4x32xf32>
+// CHECK-NEXT: %[[KS:.+]] = kiln.kv_append "decoder.layers.0.self_attn.k_cache", %[[NEW]] {axis = 1 : i64, capacity = 64 : i64, position = "P"} : (tensor<?x1x4x32xf32>) -> tensor<?x?x4x32xf32>
+// CHECK-NEXT: kiln.return %[[KS]] : tensor<?x?x4x32xf32>
+func @decode_step(%ids: tensor<?x1xi32> {kiln.name = "tgt_ids", kiln.dims = ["B", ""], kiln.bounds = ["0", "44"]},
+                  %step: tensor<i32> {kiln.name = "step", kiln.dims = [], kiln.value_dim = "P", kiln.bounds = ["0", "63"]},
+                  %len: tensor<?xi32> {kiln.name = "src_lengths", kiln.dims = ["B"], kiln.bounds = ["1", "S"]})
+    -> tensor<?x?x4x32xf32> {
+  %mk = kiln.state_read "decoder.layers.0.multihead_attn.memory_k" {dims = ["B", "S", "", ""]} : tensor<?x?x4x32xf32>
+  %new = kiln.slice %mk {axis = 1 : i64, start = 0 : i64, end = 1 : i64} : (tensor<?x?x4x32xf32>) -> tensor<?x1x4x32xf32>
+  %ks = kiln.kv_append "decoder.layers.0.self_attn.k_cache", %new {axis = 1 : i64, capacity = 64 : i64, position = "P"}
+      : (tensor<?x1x4x32xf32>) -> tensor<?x?x4x32xf32>
+  kiln.return %ks : tensor<?x?x4x32xf32>
+}
+
+// Static states need no names; the generic form prints as the custom one.
+// CHECK-LABEL: func @static_states
+// CHECK-NEXT: kiln.state_alloc "s" {dims = ["", ""]} : tensor<2x3xf32>
+// CHECK-NEXT: %[[R:.+]] = kiln.state_read "s" {dims = ["", ""]} : tensor<2x3xf32>
+// CHECK-NEXT: kiln.state_write "t", %[[R]] : tensor<2x3xf32>
+func @static_states() -> tensor<2x3xf32> {
+  "kiln.state_alloc"() {name = "s", type = tensor<2x3xf32>, dims = ["", ""]} : () -> ()
+  %r = kiln.state_read "s" {dims = ["", ""]} : tensor<2x3xf32>
+  "kiln.state_write"(%r) {name = "t"} : (tensor<2x3xf32>) -> ()
+  kiln.return %r : tensor<2x3xf32>
+}

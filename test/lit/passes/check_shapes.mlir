@@ -136,3 +136,62 @@ func @boolean_input(%m: tensor<4xi1>) -> tensor<4xf32> {
   %0 = kiln.constant dense<0.0> : tensor<4xf32>
   kiln.return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Incremental decoding: a state_read binds S like an input, the step's value binds P, and
+// kv_append gives P+1 positions, which the shapes then follow.
+// CHECK-LABEL: func @decode_step_shapes
+// CHECK: kiln.kv_append
+// CHECK: kiln.padding_mask
+func @decode_step_shapes(%q: tensor<?x4x1x8xf32> {kiln.dims = ["B", "", "", ""]},
+                         %step: tensor<i32> {kiln.dims = [], kiln.value_dim = "P"},
+                         %len: tensor<?xi32> {kiln.dims = ["B"], kiln.bounds = ["1", "S"]})
+    -> (tensor<?x4x1x?xf32>, tensor<?x1x1x?xf32>) {
+  kiln.state_alloc "k_cache" {dims = ["B", "", "", ""]} : tensor<?x4x16x8xf32>
+  %k = kiln.kv_append "k_cache", %q {axis = 2 : i64, capacity = 16 : i64, position = "P"}
+      : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  %s = kiln.matmul %q, %k {transpose_rhs = true} : (tensor<?x4x1x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x?xf32>
+  %mk = kiln.state_read "memory_k" {dims = ["B", "", "S", ""]} : tensor<?x4x?x8xf32>
+  %pm = kiln.padding_mask %len, %mk {axis = 2 : i64} : (tensor<?xi32>, tensor<?x4x?x8xf32>) -> tensor<?x?xf32>
+  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xf32>) -> tensor<?x1x1x?xf32>
+  kiln.return %s, %m : tensor<?x4x1x?xf32>, tensor<?x1x1x?xf32>
+}
+
+// -----
+
+// Negative: the self-attention scores cover P+1 cached keys, the memory mask S keys.
+func @cache_positions_are_not_the_source(%q: tensor<?x4x1x8xf32> {kiln.dims = ["B", "", "", ""]},
+                                         %step: tensor<i32> {kiln.dims = [], kiln.value_dim = "P"},
+                                         %len: tensor<?xi32> {kiln.dims = ["B"]})
+    -> tensor<?x4x1x?xf32> {
+  %k = kiln.kv_append "k_cache", %q {axis = 2 : i64, capacity = 16 : i64, position = "P"}
+      : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  %s = kiln.matmul %q, %k {transpose_rhs = true} : (tensor<?x4x1x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x?xf32>
+  %mk = kiln.state_read "memory_k" {dims = ["B", "", "S", ""]} : tensor<?x4x?x8xf32>
+  %pm = kiln.padding_mask %len, %mk {axis = 2 : i64} : (tensor<?xi32>, tensor<?x4x?x8xf32>) -> tensor<?x?xf32>
+  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xf32>) -> tensor<?x1x1x?xf32>
+  // expected-error @+1 {{'kiln.add' op shapes [B, 4, 1, P+1] and [B, 1, 1, S] do not broadcast: P+1 vs S}}
+  %0 = kiln.add %s, %m : (tensor<?x4x1x?xf32>, tensor<?x1x1x?xf32>) -> tensor<?x4x1x?xf32>
+  kiln.return %0 : tensor<?x4x1x?xf32>
+}
+
+// -----
+
+// Negative: nothing binds the position, so the runtime could not evaluate it.
+func @kv_append_position_unbound(%v: tensor<?x4x1x8xf32> {kiln.dims = ["B", "", "", ""]})
+    -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position 'P' is not bound by the entry: declare a rank-0 i32 input with kiln.value_dim = "P"}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"}
+      : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  kiln.return %k : tensor<?x4x?x8xf32>
+}
+
+// -----
+
+// Negative: a new state's size must be known from the entry's inputs.
+func @state_alloc_dim_unbound(%x: tensor<?x4xf32> {kiln.dims = ["B", ""]}) {
+  // expected-error @+1 {{'kiln.state_alloc' op dimension 'N' of state 'c' is not bound by the entry (no input or kiln.state_read names it)}}
+  kiln.state_alloc "c" {dims = ["N", "", ""]} : tensor<?x4x16xf32>
+  kiln.return
+}

@@ -109,3 +109,40 @@ func @weights_are_an_output(%x: tensor<2x2x5x4xf32> {kiln.name = "x"})
   %o = kiln.matmul %p, %x : (tensor<2x2x5x5xf32>, tensor<2x2x5x4xf32>) -> tensor<2x2x5x4xf32>
   kiln.return %o, %p : tensor<2x2x5x4xf32>, tensor<2x2x5x5xf32>
 }
+
+// -----
+
+// State ops have effects: folding, CSE and DCE keep every write, in order, and the reads
+// around them; a read after a write is not merged with the read before it, and a
+// kv_append whose prefix nobody reads still writes the cache. (Identical state ops
+// side by side are here to tempt CSE, not as a model the runtime would plan.)
+// CHECK-LABEL: func @states_keep_their_order
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4xf32> {{.*}}, %[[STEP:.+]]: tensor<i32> {{.*}})
+// CHECK-NEXT: %[[A:.+]] = kiln.state_read "s" {dims = ["B", ""]} : tensor<?x4xf32>
+// CHECK-NEXT: kiln.state_write "s", %[[X]] : tensor<?x4xf32>
+// CHECK-NEXT: %[[B:.+]] = kiln.state_read "s" {dims = ["B", ""]} : tensor<?x4xf32>
+// CHECK-NEXT: kiln.state_alloc "c" {dims = ["B", "", ""]} : tensor<?x8x4xf32>
+// CHECK-NEXT: kiln.state_alloc "c" {dims = ["B", "", ""]} : tensor<?x8x4xf32>
+// CHECK-NEXT: %[[R:.+]] = kiln.reshape %[[X]] {shape = [0, 1, 4]}
+// CHECK-NEXT: kiln.kv_append "c", %[[R]] {axis = 1 : i64, capacity = 8 : i64, position = "P"}
+// CHECK-NEXT: %[[K:.+]] = kiln.kv_append "c", %[[R]] {axis = 1 : i64, capacity = 8 : i64, position = "P"}
+// CHECK-NEXT: kiln.state_write "k", %[[K]] : tensor<?x?x4xf32>
+// CHECK-NEXT: %[[SUM:.+]] = kiln.add %[[A]], %[[B]]
+// CHECK-NEXT: kiln.return %[[SUM]]
+func @states_keep_their_order(%x: tensor<?x4xf32> {kiln.name = "x", kiln.dims = ["B", ""]},
+                              %step: tensor<i32> {kiln.name = "step", kiln.dims = [], kiln.value_dim = "P"})
+    -> tensor<?x4xf32> {
+  %a = kiln.state_read "s" {dims = ["B", ""]} : tensor<?x4xf32>
+  kiln.state_write "s", %x : tensor<?x4xf32>
+  %b = kiln.state_read "s" {dims = ["B", ""]} : tensor<?x4xf32>
+  kiln.state_alloc "c" {dims = ["B", "", ""]} : tensor<?x8x4xf32>
+  kiln.state_alloc "c" {dims = ["B", "", ""]} : tensor<?x8x4xf32>
+  %r = kiln.reshape %x {shape = [0, 1, 4]} : (tensor<?x4xf32>) -> tensor<?x1x4xf32>
+  %unused = kiln.kv_append "c", %r {axis = 1 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x1x4xf32>) -> tensor<?x?x4xf32>
+  %k = kiln.kv_append "c", %r {axis = 1 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x1x4xf32>) -> tensor<?x?x4xf32>
+  kiln.state_write "k", %k : tensor<?x?x4xf32>
+  %sum = kiln.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  kiln.return %sum : tensor<?x4xf32>
+}

@@ -309,6 +309,51 @@ func @three_dimensional(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: tens
   kiln.return %o : tensor<?x?x8xf32>
 }
 
+// -----
+
+// One step of incremental decoding, as the DSL's DecoderLayer::step emits it: the
+// self-attention's one query attends to every cached key (kv_append's P+1 positions,
+// no mask); the cross-attention reads the memory's keys and values from states and
+// masks padding by the source lengths.
+// CHECK-LABEL: func @decode_step_with_caches
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x1x8xf32> {{.*}}, %[[KN:.+]]: tensor<?x4x1x8xf32> {{.*}}, %[[VN:.+]]: tensor<?x4x1x8xf32> {{.*}}, %[[STEP:.+]]: tensor<i32> {{.*}}, %[[LEN:.+]]: tensor<?xi32> {{.*}})
+// CHECK-NEXT: %[[K:.+]] = kiln.kv_append "k_cache", %[[KN]]
+// CHECK-NEXT: %[[V:.+]] = kiln.kv_append "v_cache", %[[VN]]
+// CHECK-NEXT: %[[SELF:.+]] = kiln.attention %[[Q]], %[[K]], %[[V]] {scale = 0.353553385 : f32}
+// CHECK-SAME: : (tensor<?x4x1x8xf32>, tensor<?x4x?x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x8xf32>
+// CHECK-NEXT: %[[MK:.+]] = kiln.state_read "memory_k"
+// CHECK-NEXT: %[[MV:.+]] = kiln.state_read "memory_v"
+// CHECK-NEXT: %[[PM:.+]] = kiln.padding_mask %[[LEN]], %[[MK]] {axis = 2 : i64}
+// CHECK-NEXT: %[[M:.+]] = kiln.reshape %[[PM]] {shape = [0, 1, 1, -1]}
+// CHECK-NEXT: %[[CROSS:.+]] = kiln.attention %[[SELF]], %[[MK]], %[[MV]], %[[M]] {scale = 0.353553385 : f32}
+// CHECK-NEXT: kiln.return %[[CROSS]]
+func @decode_step_with_caches(
+    %q: tensor<?x4x1x8xf32> {kiln.name = "q", kiln.dims = ["B", "", "", ""]},
+    %kn: tensor<?x4x1x8xf32> {kiln.name = "k", kiln.dims = ["B", "", "", ""]},
+    %vn: tensor<?x4x1x8xf32> {kiln.name = "v", kiln.dims = ["B", "", "", ""]},
+    %step: tensor<i32> {kiln.name = "step", kiln.dims = [], kiln.value_dim = "P"},
+    %len: tensor<?xi32> {kiln.name = "src_lengths", kiln.dims = ["B"], kiln.bounds = ["1", "S"]})
+    -> tensor<?x4x1x8xf32> {
+  %k = kiln.kv_append "k_cache", %kn {axis = 2 : i64, capacity = 16 : i64, position = "P"}
+      : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  %v = kiln.kv_append "v_cache", %vn {axis = 2 : i64, capacity = 16 : i64, position = "P"}
+      : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+  %s = kiln.matmul %q, %k {transpose_rhs = true} : (tensor<?x4x1x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x?xf32>
+  %c = kiln.scale %s {factor = 0.353553385 : f32} : tensor<?x4x1x?xf32>
+  %p = kiln.softmax %c {axis = 3 : i64} : tensor<?x4x1x?xf32>
+  %self = kiln.matmul %p, %v : (tensor<?x4x1x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x8xf32>
+  %mk = kiln.state_read "memory_k" {dims = ["B", "", "S", ""]} : tensor<?x4x?x8xf32>
+  %mv = kiln.state_read "memory_v" {dims = ["B", "", "S", ""]} : tensor<?x4x?x8xf32>
+  %pm = kiln.padding_mask %len, %mk {axis = 2 : i64} : (tensor<?xi32>, tensor<?x4x?x8xf32>) -> tensor<?x?xf32>
+  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xf32>) -> tensor<?x1x1x?xf32>
+  %s2 = kiln.matmul %self, %mk {transpose_rhs = true} : (tensor<?x4x1x8xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x?xf32>
+  %c2 = kiln.scale %s2 {factor = 0.353553385 : f32} : tensor<?x4x1x?xf32>
+  %a2 = kiln.add %c2, %m : (tensor<?x4x1x?xf32>, tensor<?x1x1x?xf32>) -> tensor<?x4x1x?xf32>
+  %p2 = kiln.softmax %a2 {axis = 3 : i64} : tensor<?x4x1x?xf32>
+  %cross = kiln.matmul %p2, %mv : (tensor<?x4x1x?xf32>, tensor<?x4x?x8xf32>) -> tensor<?x4x1x8xf32>
+  kiln.return %cross : tensor<?x4x1x8xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Left alone, with a reason
 //===----------------------------------------------------------------------===//

@@ -279,8 +279,8 @@ TEST(FrontendBounds, UnknownDimensionIsAnErrorAtTheInput) {
   unsigned line = __LINE__; Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "T"});
   e.output("mask", paddingMask(len, ids, 1));
   expectOneErrorAt(m.finish(), line,
-                   "bounds of input 'len' use dimension 'T', which no input of entry "
-                   "'f' has");
+                   "bounds of input 'len' use dimension 'T', which entry 'f' does not "
+                   "bind (no input or state it reads has it)");
 }
 
 TEST(FrontendBounds, SyntaxErrorIsAnError) {

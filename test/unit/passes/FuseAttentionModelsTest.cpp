@@ -81,6 +81,13 @@ TEST(FuseAttentionModels, TransformerBaseFusesAllEighteenAttentions) {
   EXPECT_EQ(decode.softmax, 0);
   EXPECT_EQ(decode.causalMaskOps, 0) << "the causal mask should have gone with the fusion";
 
+  // Incremental decoding: the one new position attends to the whole cache (no mask).
+  const EntryCounts &step = counts["decode_step"];
+  EXPECT_EQ(step.attention, 12);
+  EXPECT_EQ(step.causal, 0);
+  EXPECT_EQ(step.withMask, 6); // cross-attention: the memory's padding mask
+  EXPECT_EQ(step.softmax, 0);
+
   // d_model 512 over 8 heads: 1/sqrt(64).
   for (const auto &entry : counts)
     for (float scale : entry.second.scales)
@@ -112,7 +119,7 @@ TEST(FuseAttentionModels, WithoutFusionThePipelineKeepsEverySoftmax) {
   int softmax = 0, attention = 0;
   model.module().walk([&](kiln::SoftmaxOp) { ++softmax; });
   model.module().walk([&](kiln::AttentionOp) { ++attention; });
-  EXPECT_EQ(softmax, 18);
+  EXPECT_EQ(softmax, 30); // 18 in encode and decode, 12 in decode_step
   EXPECT_EQ(attention, 0);
 }
 

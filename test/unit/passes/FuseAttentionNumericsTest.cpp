@@ -119,6 +119,16 @@ void expectFusionKeepsResults(ModuleOp module, int attention) {
   std::mt19937 rng(5);
   TensorMap parameters = randomParameters(module, rng);
   for (FuncOp func : module.getOps<FuncOp>()) {
+    // reference::run runs one entry without a session, so entries that keep states
+    // (decode_start, decode_step) are left to test/unit/generate, which runs them in
+    // order on the compiled translator.
+    bool usesStates = false;
+    func.walk([&](Operation *op) {
+      usesStates |= isa<kiln::StateAllocOp, kiln::StateWriteOp, kiln::StateReadOp,
+                        kiln::KvAppendOp>(op);
+    });
+    if (usesStates)
+      continue;
     TensorMap inputs = randomInputs(func, rng);
     auto unfusedOut = kiln::reference::run(module, func.getName(), inputs, parameters);
     ASSERT_TRUE(bool(unfusedOut)) << llvm::toString(unfusedOut.takeError());
@@ -259,8 +269,9 @@ kiln::Model buildTinyTransformer() {
 TEST(FuseAttentionNumericsModels, SmallTransformerEncodeAndDecode) {
   kiln::Model model = buildTinyTransformer();
   ASSERT_TRUE(model.ok());
-  // 2 encoder self-attentions; 2 causal self- and 2 cross-attentions in decode.
-  expectFusionKeepsResults(model.module(), 6);
+  // 2 encoder self-attentions; 2 causal self- and 2 cross-attentions in decode; 2 self-
+  // (over the cache) and 2 cross-attentions in decode_step.
+  expectFusionKeepsResults(model.module(), 10);
 }
 
 } // namespace

@@ -20,6 +20,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <source_location>
 #include <string>
 #include <vector>
@@ -79,21 +80,54 @@ struct Bounds {
 };
 
 /// An entry point being declared. Ops on its inputs go into its function.
+///
+/// Besides inputs and outputs, an entry may keep f32 tensors in the runtime's session
+/// between runs, as states named model-wide (Ops.h has stateWrite() and kvAppend()):
+/// incremental decoding writes the cross-attention keys of the source once and appends
+/// one position per step to each self-attention cache. Dimension 0 of a state is its
+/// batch. An entry that writes a state needs no output.
 class Entry {
 public:
   Tensor input(const std::string &name, DType dtype, std::vector<Dim> dims,
                std::source_location loc = std::source_location::current());
   /// An i32 input whose values must lie in `bounds` (stored as `kiln.bounds`); names in
-  /// the bounds must be dynamic dims of some input of this entry.
+  /// the bounds must be dims the entry binds: dynamic dims of its inputs or of the
+  /// states it reads, or value dims (valueInput()).
   Tensor input(const std::string &name, DType dtype, std::vector<Dim> dims, Bounds bounds,
                std::source_location loc = std::source_location::current());
+  /// A rank-0 i32 input whose *value* is the size of the named dimension `dim` (e.g.
+  /// `dyn("P")`, the position of a decoding step), so that shapes can follow it: the
+  /// result of kvAppend() at `dim` has P+1 positions. The runtime checks the value
+  /// against `bounds` (which may not use `dim` itself) before it binds `dim`; no input
+  /// shape or state may bind the same name. The tensor is usable as data too
+  /// (positional encodings of the step).
+  Tensor valueInput(const std::string &name, const Dim &dim, Bounds bounds,
+                    std::source_location loc = std::source_location::current());
   void output(const std::string &name, const Tensor &value,
               std::source_location loc = std::source_location::current());
   const std::string &name() const;
 
+  /// (Re)creates session state `name` as zeros of f32 shape `dims` (static sizes, or
+  /// dynamic dims the entry binds), forgetting what it held: a key/value cache at its
+  /// full capacity, which kvAppend() then fills one position per step.
+  void stateAlloc(const std::string &name, std::vector<Dim> dims,
+                  std::source_location loc = std::source_location::current());
+  /// The current value of session state `name`, created by an earlier run (of any
+  /// entry). Its shape is `dims`; as an input's, its dynamic dims are bound by the
+  /// state's actual shape when the entry runs (and checked against the same names
+  /// elsewhere in the entry).
+  Tensor stateRead(const std::string &name, std::vector<Dim> dims,
+                   std::source_location loc = std::source_location::current());
+
 private:
   friend class ModelBuilder;
   Entry(ModelBuilder *builder, size_t index) : builder_(builder), index_(index) {}
+  /// The symbolic shape of `dims`, or nothing (with an error) for a bad one; `what` names
+  /// the declaration in messages ("input 'x'").
+  std::optional<SymShape> declaredShape(const std::vector<Dim> &dims,
+                                        const std::string &what, std::source_location loc);
+  /// Points the op builder at the end of this entry's body.
+  void insertAtEnd();
   ModelBuilder *builder_;
   size_t index_;
 };
@@ -133,10 +167,28 @@ public:
   /// Wraps the result of a built op.
   Tensor wrap(mlir::Value value, SymShape shape, DType dtype);
   Tensor materialize(const Parameter &parameter, std::source_location loc);
+  /// How an op uses a session state: creates it (state_alloc, state_write), reads it,
+  /// or updates it in place (kv_append).
+  enum class StateUse { Create, Read, Update };
+  /// Records that the op about to be built in the entry the op builder points at uses
+  /// state `name`, of `shape`. False, with an error at `loc`, for an empty name or a
+  /// shape whose rank or static sizes differ from an earlier use of the state; finish()
+  /// also reports a state that is read or updated but that no entry creates.
+  bool useState(const std::string &name, const SymShape &shape, StateUse use,
+                std::source_location loc);
+  /// Records that the entry the op builder points at creates or updates a state, so
+  /// that it needs no outputs; called before the op's checks, so that a failed write
+  /// is not also reported as an entry without outputs.
+  void markStateWrite();
 
 private:
   friend class Entry;
   struct EntryState;
+
+  /// Sets each input's kiln.name, kiln.dims, kiln.bounds and kiln.value_dim, and
+  /// reports dimension names that the entry binds twice (a value dim also bound by a
+  /// shape) or uses unbound (in bounds, a new state's dims, a cache's position).
+  void bindDimensions(EntryState &state);
 
   std::string name_;
   std::unique_ptr<mlir::MLIRContext> context_;
@@ -149,6 +201,15 @@ private:
     DType dtype;
   };
   std::map<std::string, ParameterInfo> parameters_;
+  /// Per state: the shape of its first use and where that was, whether any entry
+  /// creates it, and where it is first read or updated.
+  struct StateInfo {
+    SymShape shape;
+    std::source_location firstUse;
+    bool created = false;
+    std::optional<std::source_location> firstNeed;
+  };
+  std::map<std::string, StateInfo> states_;
   std::vector<BuildError> errors_;
 };
 

@@ -10,6 +10,8 @@
 
 #include "kiln/frontend/Tensor.h"
 
+#include <string>
+
 namespace kiln {
 
 using SourceLoc = std::source_location;
@@ -84,6 +86,22 @@ Tensor causalMask(Operand like, int64_t axis, MaskForm form = MaskForm::Additive
 /// (not a finite -1e9) to mask them: only -inf fills fuse into kiln.attention.
 Tensor maskedFill(Operand input, Operand mask, float value,
                   SourceLoc loc = SourceLoc::current());
+
+// -- Session state (incremental decoding; Entry::stateAlloc and stateRead make and read
+// states) --
+
+/// (Re)creates session state `name` as a copy of the f32 `value` (rank >= 1, dimension 0
+/// the batch), e.g. the cross-attention keys of the source, computed once and read by
+/// every decoding step.
+void stateWrite(const std::string &name, const Tensor &value,
+                SourceLoc loc = SourceLoc::current());
+/// Writes `value` (size 1 along `axis`, which is not 0: the batch) at index P of state
+/// `name`, a cache of `value`'s shape with `capacity` positions along `axis` (made by
+/// Entry::stateAlloc), in place; returns the cache's first P + 1 positions, every key or
+/// value up to this step. P is the dimension `position` names, bound by a
+/// Entry::valueInput whose bounds keep it in [0, capacity).
+Tensor kvAppend(const std::string &name, const Tensor &value, int64_t axis,
+                const Dim &position, int64_t capacity, SourceLoc loc = SourceLoc::current());
 
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);

@@ -25,6 +25,10 @@ namespace kiln {
 /// The names `expr` uses, in order of first use, or why it is not a dimension expression.
 llvm::Expected<std::vector<std::string>> dimExprNames(llvm::StringRef expr);
 
+/// Whether `text` is exactly one dimension name, [A-Za-z_][A-Za-z0-9_]*: what may name
+/// a dynamic dimension ("B", "S") or an input's `kiln.value_dim` ("P").
+bool isDimName(llvm::StringRef text);
+
 /// The value of `expr` with each name's value from `lookup` (None: the name is unknown,
 /// an error). Fails on syntax, unknown names, division by zero and int64 overflow.
 llvm::Expected<int64_t>

@@ -24,10 +24,12 @@ def Kiln_Dialect : Dialect {
     also carry `kiln.bounds = ["LO", "HI"]`, the inclusive range its values must lie in,
     each end an integer or a dimension expression over the entry's named dims (token ids
     in `["0", "31999"]`, lengths in `["1", "S"]`); the runtime rejects inputs outside it
-    before any kernel runs. Weights enter the graph through `kiln.parameter`, bound by
+    before any kernel runs. A rank-0 i32 input may carry `kiln.value_dim = "P"`: its
+    value binds the dimension P (a decoding step's position). Weights enter the graph through `kiln.parameter`, bound by
     name at run time.
   }];
-  // Checks the form of `kiln.bounds` (SymbolicShapes.h documents it).
+  // Checks the form of `kiln.bounds` and `kiln.value_dim` (SymbolicShapes.h documents
+  // them).
   let hasRegionArgAttrVerify = 1;
   // kiln.constant, for folders and the greedy rewriter.
   let hasConstantMaterializer = 1;

@@ -15,16 +15,21 @@
 namespace kiln {
 class ParameterOp;
 class ReturnOp;
+class KvAppendOp;
 class StateAllocOp;
 class StateReadOp;
+class StateWriteOp;
 /// Checks an op's declared result type against its symbolic shape rule.
 mlir::LogicalResult verifySymbolicShape(mlir::Operation *op);
 mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
-/// State ops (StateOps.cpp): a non-empty name, and `dims` naming every dynamic dim.
+/// State ops (StateOps.cpp): a non-empty name, a rank >= 1 (dimension 0 is the batch),
+/// and `dims` naming every dynamic dim.
 mlir::LogicalResult verifyStateName(mlir::Operation *op, llvm::StringRef name);
 mlir::LogicalResult verifyStateAlloc(StateAllocOp op);
+mlir::LogicalResult verifyStateWrite(StateWriteOp op);
 mlir::LogicalResult verifyStateRead(StateReadOp op);
+mlir::LogicalResult verifyKvAppend(KvAppendOp op);
 /// The symbolic shape a state op declares: its type, each dynamic dim named by `dims`.
 SymShape declaredStateShape(mlir::RankedTensorType type, mlir::ArrayAttr dims);
 } // namespace kiln

@@ -531,7 +531,7 @@ def Kiln_StateWriteOp : Kiln_Op<"state_write", [MemoryEffects<[MemWrite]>]> {
   }];
   let arguments = (ins StrAttr:$name, Kiln_F32Tensor:$value);
   let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
-  let verifier = [{ return ::kiln::verifyStateName(*this, name()); }];
+  let verifier = [{ return ::kiln::verifyStateWrite(*this); }];
 }
 
 def Kiln_StateReadOp : Kiln_Op<"state_read", [MemoryEffects<[MemRead]>]> {
@@ -576,6 +576,7 @@ def Kiln_KvAppendOp : Kiln_Op<"kv_append", [MemoryEffects<[MemRead, MemWrite]>,
                    I64Attr:$capacity, StrAttr:$position);
   let results = (outs Kiln_F32Tensor:$result);
   let assemblyFormat = "$name `,` $value attr-dict `:` functional-type(operands, results)";
+  let verifier = [{ return ::kiln::verifyKvAppend(*this); }];
 }
 
 #endif // KILN_IR_KILNOPS_TD

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <string>
@@ -113,6 +114,14 @@ ShapeResult maskedFill(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> mask
 /// Whether `small` broadcasts to `target` without enlarging it: no more dims, and each
 /// (aligned from the right) a static 1 or compatible with the target's.
 bool broadcastsInto(llvm::ArrayRef<SymDim> small, llvm::ArrayRef<SymDim> target);
+
+// StateOps.cpp: the key/value cache.
+
+/// value [..., 1 at `axis`, ...] appended at the position named `position` (P) of a
+/// cache of `capacity` positions -> the value's shape with P+1 at `axis`; `axis` is not
+/// 0 (the batch).
+ShapeResult kvAppend(llvm::ArrayRef<SymDim> value, int64_t axis, int64_t capacity,
+                     llvm::StringRef position);
 } // namespace shape_rules
 
 } // namespace kiln

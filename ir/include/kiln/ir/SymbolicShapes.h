@@ -24,8 +24,9 @@ inline constexpr llvm::StringLiteral kNameAttr = "kiln.name";
 inline constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 /// Argument attribute of an i32 input: ArrayAttr of two StringAttr, the inclusive range
 /// [lo, hi] every value of the input must lie in, checked before a run. Each end is a
-/// dimension expression (DimExpr.h, docs/manifest.md) over the names in the entry's
-/// `kiln.dims`; a plain integer is the simplest one. Token ids of a 50-word vocabulary:
+/// dimension expression (DimExpr.h, docs/manifest.md) over the names the entry binds:
+/// its inputs' `kiln.dims` and `kiln.value_dim`, and its kiln.state_read ops' `dims`
+/// (not the input's own value_dim); a plain integer is the simplest one. Token ids of a 50-word vocabulary:
 /// `kiln.bounds = ["0", "49"]`; lengths of sequences padded to S: `["1", "S"]`. The
 /// grammar has no unary minus, so a negative end is written "0-5". The dialect verifier
 /// checks the form, the names and, when both ends are integers, that lo <= hi.
@@ -35,13 +36,16 @@ inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 /// dimension whose size is the input's *value*, e.g. "P" for the position of a decoding
 /// step, so that shapes can follow it (`kiln.kv_append`'s result holds P + 1 positions).
 /// The input should carry `kiln.bounds` too: the runtime checks the value before it
-/// binds the dimension.
+/// binds the dimension. The name may not also be bound by a shape (an input's
+/// `kiln.dims`, a kiln.state_read's `dims`) or another input's value.
 inline constexpr llvm::StringLiteral kValueDimAttr = "kiln.value_dim";
 
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 
-/// The symbolic shape of every value in `func`; fails when a rule fails or an input has
-/// an unnamed dynamic dimension, emitting an error at the offending op unless
+/// The symbolic shape of every value in `func`; fails when a rule fails, an input has
+/// an unnamed dynamic dimension, or a name the runtime must evaluate (a
+/// kiln.state_alloc's dims, a kiln.kv_append's position) is not bound by the entry,
+/// emitting an error at the offending op unless
 /// `emitErrors` is false (for passes that only use shapes when they are known).
 mlir::FailureOr<SymbolicShapeMap> inferSymbolicShapes(mlir::FuncOp func,
                                                       bool emitErrors = true);

@@ -22,9 +22,21 @@ public:
                      int64_t heads);
 
   /// query [B, Tq, D], key/value [B, Tk, D]; `mask` is additive (0 or -inf) and
-  /// broadcasts to [B, H, Tq, Tk].
+  /// broadcasts to [B, H, Tq, Tk]. The same as attend(heads(query, 0), heads(key, 1),
+  /// heads(value, 2), mask).
   Tensor operator()(const Tensor &query, const Tensor &key, const Tensor &value,
                     const std::optional<Tensor> &mask) const;
+
+  // The two halves, for callers that keep keys and values between runs (incremental
+  // decoding: the keys of earlier steps come from a cache, not from this run's input).
+
+  /// Part `part` of the input projection (0: queries, 1: keys, 2: values) of x
+  /// [B, T, D], split into heads: [B, H, T, D/H].
+  Tensor heads(const Tensor &x, int part) const;
+  /// Scaled dot-product attention of q [B, H, Tq, D/H] over k, v [B, H, Tk, D/H], heads
+  /// merged and projected out: softmax(q·kᵀ/√(D/H) + mask)·v -> [B, Tq, D].
+  Tensor attend(const Tensor &q, const Tensor &k, const Tensor &v,
+                const std::optional<Tensor> &mask) const;
 
 private:
   /// [B, T, D] -> [B, H, T, D/H]

@@ -57,6 +57,9 @@ public:
   Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab, int64_t dModel);
   /// ids [B, T] -> [B, T, d_model]
   Tensor operator()(const Tensor &ids) const;
+  /// ids [B, 1] at the position given by the rank-0 i32 `position` (a decoding step)
+  /// -> [B, 1, d_model]: the row operator() gives that position in a whole sequence.
+  Tensor atPosition(const Tensor &ids, const Tensor &position) const;
   /// x [B, T, d_model] -> logits [B, T, vocab] through the transposed table.
   Tensor project(const Tensor &x) const;
   int64_t vocab() const { return vocab_; }

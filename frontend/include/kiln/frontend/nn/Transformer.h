@@ -31,6 +31,9 @@ struct TransformerConfig {
   bool finalNorm = true;
   float layerNormEps = 1e-5f;
   Activation activation = Activation::ReLU;
+  /// Positions the self-attention key/value caches of incremental decoding hold:
+  /// `decode_step` accepts steps 0 .. maxDecodeLength - 1.
+  int64_t maxDecodeLength = 128;
 
   /// The paper's base model.
   static TransformerConfig base();
@@ -54,11 +57,30 @@ public:
   Tensor operator()(const Tensor &x, const Tensor &memory, const Tensor &causalMask,
                     const Tensor &memoryMask) const;
 
+  // Incremental decoding, one target position per run, with states named after the
+  // layer (PREFIX is e.g. `transformer.decoder.layers.0.`):
+  //   PREFIX.multihead_attn.memory_k / memory_v  [B, H, S, d_k], the memory's
+  //     cross-attention keys and values;
+  //   PREFIX.self_attn.k_cache / v_cache  [B, H, maxDecodeLength, d_k], the keys and
+  //     values of the target positions so far.
+
+  /// Writes the cross-attention keys and values of memory [B, S, D] and allocates empty
+  /// self-attention caches.
+  void startDecoding(Entry &entry, const Tensor &memory) const;
+  /// x [B, 1, D], the target at position `position` (P) -> [B, 1, D]: appends its keys
+  /// and values to the caches and attends over positions 0..P, then over the memory's
+  /// `source` (S) positions, masked past each sequence's srcLengths [B]. Equals
+  /// operator() at position P of a prefix of P + 1 targets.
+  Tensor step(Entry &entry, const Tensor &x, const Dim &position, const Dim &source,
+              const Tensor &srcLengths) const;
+
 private:
   MultiHeadAttention selfAttn_, crossAttn_;
   FeedForward feedForward_;
   LayerNorm norm1_, norm2_, norm3_;
   bool normFirst_;
+  std::string prefix_;
+  int64_t dModel_, heads_, maxDecodeLength_;
 };
 
 class Encoder {
@@ -76,6 +98,11 @@ public:
   Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
   Tensor operator()(Tensor x, const Tensor &memory, const Tensor &causalMask,
                     const Tensor &memoryMask) const;
+  /// DecoderLayer::startDecoding of every layer.
+  void startDecoding(Entry &entry, const Tensor &memory) const;
+  /// DecoderLayer::step through every layer, then the final norm.
+  Tensor step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
+              const Tensor &srcLengths) const;
 
 private:
   std::vector<DecoderLayer> layers_;
@@ -83,6 +110,21 @@ private:
 };
 
 /// Embeddings + encoder + decoder + tied output projection.
+///
+/// declareEntries() gives a compiled model these entry points:
+///   encode(src_ids [B, S], src_lengths [B]) -> memory [B, S, D]
+///   decode(tgt_ids [B, T], memory [B, S, D], src_lengths [B]) -> logits [B, T, V]
+///   decode_start(memory [B, S, D])  (no outputs: it writes the session's states)
+///   decode_step(tgt_ids [B, 1], step, src_lengths [B]) -> logits [B, V]
+/// `decode` re-reads the whole target prefix on every call. Incremental decoding keeps
+/// keys and values in the session instead: a driver runs `encode`, then
+/// `decode_start(memory)` once per batch, then `decode_step` at step = 0, 1, 2, ...,
+/// feeding at step P the token at position P (the start token at step 0, then each
+/// step's chosen token). decode_step at step P gives what decode(tgt_ids[:, :P+1]) gives
+/// at position P, at a cost that grows with P rather than P²; step must stay below
+/// maxDecodeLength (the runtime rejects it otherwise). Rows of the batch may be
+/// reordered between steps (a beam search's survivors) with
+/// kiln_session_gather_states.
 class Transformer {
 public:
   Transformer(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
@@ -94,8 +136,18 @@ public:
   Tensor decode(const Tensor &tgtIds, const Tensor &memory,
                 const Tensor &srcLengths) const;
 
-  /// Declares the entry points `encode` and `decode` with dynamic B, S and T, and value
-  /// bounds on ids and lengths so the runtime rejects bad input.
+  /// Incremental decoding (see the class comment): writes the states of every decoder
+  /// layer from memory [B, S, D].
+  void startDecoding(Entry &entry, const Tensor &memory) const;
+  /// tgt_ids [B, 1] at position `position` (P; `step` is the rank-0 i32 input whose
+  /// value binds it), with the memory of `source` (S) positions and src_lengths [B] ->
+  /// logits [B, tgt_vocab] of that position.
+  Tensor decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
+                    const Dim &position, const Dim &source, const Tensor &srcLengths) const;
+
+  /// Declares the entry points `encode`, `decode`, `decode_start` and `decode_step`
+  /// (the class comment) with dynamic B, S, T and P, and value bounds on ids, lengths
+  /// and steps so the runtime rejects bad input.
   void declareEntries(ModelBuilder &m) const;
 
   const TransformerConfig &config() const { return config_; }
