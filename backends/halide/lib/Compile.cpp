@@ -151,7 +151,10 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan, const Hali
     task.object = joinPath(kernelsDir, kernel.name + ".o");
     FailureOr<LoweredKernel> pipeline = failure();
     if (llvm::Optional<std::string> error =
-            guardHalide(task.context, [&] { pipeline = lowerOp(kernel.op, target); })) {
+            guardHalide(task.context, [&] {
+              pipeline = kernel.denseCopy ? lowerDenseCopy(kernel.op->getResult(0), target)
+                                          : lowerOp(kernel.op, target);
+            })) {
       kernel.op->emitError() << "Halide failed to lower this op to kernel '" << kernel.name
                              << "': " << *error;
       pipeline = failure();

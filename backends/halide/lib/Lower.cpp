@@ -7,7 +7,9 @@
 // minimum 0, dense row-major strides): a constant extent and a unit stride are what
 // let Halide emit unpredicated vector loads. A dynamic extent is tied to the input it
 // comes from, so a caller whose buffers disagree gets Halide's error at run time
-// instead of a read out of bounds.
+// instead of a read out of bounds. The exception is a strided view of a key/value
+// cache (a kv_append result): its strides outside the cache's position axis are the
+// caller's, so its kernels are their own (kernelSignature marks such operands).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +48,9 @@ Expr kiln::halide_backend::extentOf(const OutputImageParam &buffer,
                                 : buffer.dim(dim).extent();
 }
 
-void kiln::halide_backend::constrainLayout(OutputImageParam buffer,
-                                           const Extents &extents) {
+void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
+                                                  const Extents &extents,
+                                                  int lastDenseDim) {
   Expr stride = 1;
   for (int i = 0; i < static_cast<int>(extents.size()); ++i) {
     Halide::Internal::Dimension dim = buffer.dim(i);
@@ -58,15 +61,24 @@ void kiln::halide_backend::constrainLayout(OutputImageParam buffer,
       // Only autoschedulers read estimates; a sequence of a few hundred is typical.
       dim.set_estimate(0, 128);
     }
-    dim.set_stride(stride);
+    if (i <= lastDenseDim)
+      dim.set_stride(stride);
     stride = stride * extentOf(buffer, extents, i);
   }
+}
+
+void kiln::halide_backend::constrainLayout(OutputImageParam buffer,
+                                           const Extents &extents) {
+  constrainStridedLayout(buffer, extents, static_cast<int>(extents.size()) - 1);
 }
 
 ImageParam kiln::halide_backend::makeInput(Value operand, const std::string &name) {
   RankedTensorType type = tensorType(operand);
   ImageParam param(halideType(type), type.getRank(), name);
-  constrainLayout(param, extentsOf(type));
+  if (llvm::Optional<int64_t> axis = stridedViewAxis(operand))
+    constrainStridedLayout(param, extentsOf(type), halideDim(type.getRank(), *axis));
+  else
+    constrainLayout(param, extentsOf(type));
   return param;
 }
 
@@ -165,6 +177,10 @@ void printKernelAttributes(Operation *op, llvm::raw_ostream &os) {
       })
       .Case<MaskedFillOp>(
           [&](MaskedFillOp m) { os << "{value=" << m.valueAttr() << "}"; })
+      // A copy into a state: the state's name, capacity and position are the plan's
+      // business (they choose the buffer), not the kernel's.
+      .Case<KvAppendOp>([&](KvAppendOp k) { os << "{axis=" << k.axis() << "}"; })
+      .Case<StateWriteOp>([](StateWriteOp) {})
       .Case<ConstantOp>([&](ConstantOp c) { os << "{value=" << c.value() << "}"; })
       // Everything these compute is in their operand and result types.
       .Case<AddOp, MulOp, DivOp, ReluOp, GeluOp, LinearOp, EmbeddingOp, SinusoidOp>(
@@ -178,7 +194,21 @@ bool kiln::halide_backend::needsKernel(Operation *op) {
   return isa<MatmulOp, LinearOp, AddOp, MulOp, ScaleOp, ReluOp, GeluOp, SoftmaxOp,
              LogSoftmaxOp, LayerNormOp, ArgmaxOp, TransposeOp, SliceOp, ConcatOp,
              EmbeddingOp, RangeOp, SinusoidOp, PaddingMaskOp, CausalMaskOp, DivOp,
-             ConstantOp, MaskedFillOp, AttentionOp>(op);
+             ConstantOp, MaskedFillOp, AttentionOp, StateWriteOp, KvAppendOp>(op);
+}
+
+llvm::Optional<int64_t> kiln::halide_backend::stridedViewAxis(Value value) {
+  if (auto append = value.getDefiningOp<KvAppendOp>())
+    return static_cast<int64_t>(append.axis());
+  return llvm::None;
+}
+
+/// `value`'s type, marked when it is a strided view: a kernel that pins an operand's
+/// strides dense cannot serve one that is not.
+static void printOperandType(Value value, llvm::raw_ostream &os) {
+  os << value.getType();
+  if (llvm::Optional<int64_t> axis = stridedViewAxis(value))
+    os << " strided(axis=" << *axis << ")";
 }
 
 std::string kiln::halide_backend::kernelSignature(Operation *op) {
@@ -187,7 +217,8 @@ std::string kiln::halide_backend::kernelSignature(Operation *op) {
   os << op->getName().getStringRef();
   printKernelAttributes(op, os);
   os << "(";
-  llvm::interleaveComma(op->getOperandTypes(), os);
+  llvm::interleaveComma(op->getOperands(), os,
+                        [&](Value operand) { printOperandType(operand, os); });
   os << ")->(";
   llvm::interleaveComma(op->getResultTypes(), os);
   os << ")";
@@ -265,6 +296,8 @@ FailureOr<LoweredKernel> kiln::halide_backend::lowerOp(Operation *op,
           .Case<SinusoidOp>([&](SinusoidOp s) { return lowerSinusoid(s, target); })
           .Case<PaddingMaskOp>(
               [&](PaddingMaskOp p) { return lowerPaddingMask(p, target); })
-          .Case<CausalMaskOp>([&](CausalMaskOp c) { return lowerCausalMask(c, target); });
+          .Case<CausalMaskOp>([&](CausalMaskOp c) { return lowerCausalMask(c, target); })
+          .Case<StateWriteOp>([&](StateWriteOp w) { return lowerStateWrite(w, target); })
+          .Case<KvAppendOp>([&](KvAppendOp k) { return lowerKvAppend(k, target); });
   return kernel;
 }

@@ -43,8 +43,14 @@ Halide::Expr extentOf(const Halide::OutputImageParam &buffer, const Extents &ext
 
 /// Pins `buffer` to its type: minimum 0, static extents, dense row-major strides.
 void constrainLayout(Halide::OutputImageParam buffer, const Extents &extents);
+/// Pins `buffer` as constrainLayout does, but the strides of Halide dimensions past
+/// `lastDenseDim` only to what the caller's buffer has: a strided view (see
+/// stridedViewAxis; its dimensions up to the strided axis are dense).
+void constrainStridedLayout(Halide::OutputImageParam buffer, const Extents &extents,
+                            int lastDenseDim);
 
-/// An input named `name` pinned to the type of `operand`.
+/// An input named `name` pinned to the type of `operand`, strided where the plan holds
+/// `operand` in a strided view.
 Halide::ImageParam makeInput(mlir::Value operand, const std::string &name);
 
 /// Vars d0, d1, ... for a rank-`rank` Func.
@@ -126,6 +132,11 @@ LoweredKernel lowerCausalMask(CausalMaskOp op, const Halide::Target &target);
 LoweredKernel lowerConstant(ConstantOp op, const Halide::Target &target);
 /// The fused attention (LowerAttention.cpp).
 LoweredKernel lowerAttention(AttentionOp op, const Halide::Target &target);
+
+/// Copies into session states (LowerState.cpp): state_write's value into the dense
+/// state, kv_append's value into position P of the cache (a strided view).
+LoweredKernel lowerStateWrite(StateWriteOp op, const Halide::Target &target);
+LoweredKernel lowerKvAppend(KvAppendOp op, const Halide::Target &target);
 
 } // namespace kiln::halide_backend
 

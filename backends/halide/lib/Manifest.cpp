@@ -55,14 +55,17 @@ std::string jsonString(llvm::StringRef text) {
 
 namespace {
 
+/// A static size as a number, a dimension expression as a string.
+void writeDim(llvm::raw_ostream &os, const SymDim &dim) {
+  if (dim.isStatic())
+    os << dim.size;
+  else
+    os << jsonString(dim.expr);
+}
+
 void writeShape(llvm::raw_ostream &os, llvm::ArrayRef<SymDim> shape) {
   os << '[';
-  llvm::interleaveComma(shape, os, [&](const SymDim &dim) {
-    if (dim.isStatic())
-      os << dim.size;
-    else
-      os << jsonString(dim.expr);
-  });
+  llvm::interleaveComma(shape, os, [&](const SymDim &dim) { writeDim(os, dim); });
   os << ']';
 }
 
@@ -88,6 +91,8 @@ void writeTensor(llvm::raw_ostream &os, const TensorPlan &tensor) {
     writeBound(os, tensor.bounds[1]);
     os << ']';
   }
+  if (!tensor.valueDim.empty())
+    os << ", \"value_dim\": " << jsonString(tensor.valueDim);
   if (tensor.buffer >= 0)
     os << ", \"buffer\": " << tensor.buffer;
   os << '}';
@@ -117,6 +122,8 @@ const char *kindName(BufferPlan::Kind kind) {
     return "temp";
   case BufferPlan::Kind::View:
     return "view";
+  case BufferPlan::Kind::State:
+    return "state";
   }
   return "temp";
 }
@@ -134,8 +141,19 @@ void writeBuffer(llvm::raw_ostream &os, const BufferPlan &buffer) {
     break;
   case BufferPlan::Kind::View:
     os << ", \"view_of\": " << buffer.index;
-    if (buffer.offset)
-      os << ", \"offset\": " << buffer.offset;
+    if (!(buffer.offset.isStatic() && buffer.offset.size == 0)) {
+      os << ", \"offset\": ";
+      writeDim(os, buffer.offset);
+    }
+    if (buffer.isStrided()) {
+      os << ", \"strides\": ";
+      writeShape(os, buffer.strides);
+    }
+    break;
+  case BufferPlan::Kind::State:
+    os << ", \"state\": " << buffer.index;
+    if (buffer.create)
+      os << ", \"create\": true";
     break;
   case BufferPlan::Kind::Temp:
     break;
@@ -168,6 +186,14 @@ std::string writeManifest(const ModelPlan &plan, llvm::StringRef target) {
   os << "{\n  \"abi_version\": " << kModelAbiVersion << ",\n  \"model\": " << jsonString(plan.model)
      << ",\n  \"target\": " << jsonString(target) << ",\n  \"parameters\": ";
   writeLines(os, plan.parameters, 4, [&](const TensorPlan &t) { writeTensor(os, t); });
+  if (!plan.states.empty()) {
+    // Optional in the manifest: written only by models that keep states.
+    os << ",\n  \"states\": ";
+    writeLines(os, plan.states, 4, [&](const StatePlan &state) {
+      os << "{\"name\": " << jsonString(state.name) << ", \"dtype\": \"" << state.dtype
+         << "\", \"rank\": " << state.rank << '}';
+    });
+  }
   os << ",\n  \"kernels\": ";
   writeLines(os, plan.kernels, 4, [&](const KernelPlan &k) { os << jsonString(k.name); });
   os << ",\n  \"entries\": ";

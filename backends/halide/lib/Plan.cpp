@@ -3,22 +3,14 @@
 // Every value of an entry point gets a buffer: inputs and parameters are bound by the
 // runtime, a reshape is a view of its operand (it moves no data), and every other op's
 // result is a temporary written by one step. Ops with equal kernel signatures share one
-// kernel, which is what lets the layers of a Transformer share their code.
+// kernel, which is what lets the layers of a Transformer share their code. Session
+// states (key/value caches) are planned in PlanStates.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Plan.h"
+#include "Planner.h"
 
-#include "Lower.h"
-
-#include "kiln/ir/KilnOps.h"
-#include "kiln/ir/SymbolicShapes.h"
-
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
-
-#include <map>
 
 using namespace mlir;
 
@@ -34,9 +26,6 @@ std::string sanitizeIdentifier(llvm::StringRef name) {
   return out;
 }
 
-namespace {
-
-/// The manifest's name of an element type, or "" when the runtime has none.
 std::string dtypeName(Type type) {
   Type element = type.cast<ShapedType>().getElementType();
   if (element.isF32())
@@ -49,36 +38,10 @@ std::string dtypeName(Type type) {
   return "";
 }
 
-/// Builds the plan of one model; one instance per planModel call.
-class Planner {
-public:
-  explicit Planner(llvm::StringRef model) {
-    plan_.model = model.str();
-    symbolPrefix_ = "kiln_" + sanitizeIdentifier(model) + "_k";
-  }
-
-  LogicalResult planEntry(FuncOp func);
-  ModelPlan takePlan() { return std::move(plan_); }
-
-private:
-  /// Adds a buffer holding `value`; fails (with an error at `op`) when its shape or
-  /// dtype cannot be described to the runtime.
-  FailureOr<int> addBuffer(EntryPlan &entry, Operation *op, Value value, BufferPlan::Kind kind,
-                           int index);
-  FailureOr<int> parameterIndex(ParameterOp op);
-  int kernelIndex(Operation *op);
-  /// Gives `op`'s result its buffer and, for a kernel, its step.
-  LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, Operation &op);
-
-  ModelPlan plan_;
-  std::string symbolPrefix_;
-  llvm::StringMap<int> parameterIndices_;
-  std::map<std::string, int> kernelIndices_;
-  SymbolicShapeMap shapes_;
-  llvm::DenseMap<Value, int> buffers_;
-};
-
-} // namespace
+Planner::Planner(llvm::StringRef model) {
+  plan_.model = model.str();
+  symbolPrefix_ = "kiln_" + sanitizeIdentifier(model) + "_k";
+}
 
 /// The element offset of `slice` in its input when the slice is one contiguous run of
 /// it, from static sizes only; None otherwise.
@@ -100,6 +63,18 @@ static llvm::Optional<int64_t> contiguousSliceOffset(SliceOp slice) {
   return slice.start() * inner;
 }
 
+FailureOr<int> Planner::pushBuffer(EntryPlan &entry, Operation *op, BufferPlan buffer) {
+  for (const SymDim &dim : buffer.shape)
+    if (dim.isUnknown()) {
+      op->emitError() << "the shape " << toString(buffer.shape)
+                      << " has a dimension that no input of the entry point "
+                         "determines";
+      return failure();
+    }
+  entry.buffers.push_back(std::move(buffer));
+  return static_cast<int>(entry.buffers.size() - 1);
+}
+
 FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
                                   BufferPlan::Kind kind, int index) {
   BufferPlan buffer;
@@ -112,16 +87,10 @@ FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
     return failure();
   }
   buffer.shape = shapes_.lookup(value);
-  for (const SymDim &dim : buffer.shape)
-    if (dim.isUnknown()) {
-      op->emitError() << "the shape " << toString(buffer.shape)
-                      << " has a dimension that no input of the entry point "
-                         "determines";
-      return failure();
-    }
-  entry.buffers.push_back(std::move(buffer));
-  buffers_[value] = static_cast<int>(entry.buffers.size() - 1);
-  return static_cast<int>(entry.buffers.size() - 1);
+  FailureOr<int> added = pushBuffer(entry, op, std::move(buffer));
+  if (succeeded(added))
+    buffers_[value] = *added;
+  return added;
 }
 
 FailureOr<int> Planner::parameterIndex(ParameterOp op) {
@@ -145,18 +114,56 @@ FailureOr<int> Planner::parameterIndex(ParameterOp op) {
   return index;
 }
 
-int Planner::kernelIndex(Operation *op) {
+int Planner::kernelIndex(Operation *op, const std::string &signature, bool denseCopy) {
   auto [it, inserted] =
-      kernelIndices_.try_emplace(kernelSignature(op), static_cast<int>(plan_.kernels.size()));
+      kernelIndices_.try_emplace(signature, static_cast<int>(plan_.kernels.size()));
   if (inserted) {
     KernelPlan kernel;
     kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
-                  sanitizeIdentifier(op->getName().stripDialect());
+                  (denseCopy ? std::string("copy")
+                             : sanitizeIdentifier(op->getName().stripDialect()));
     kernel.op = op;
+    kernel.denseCopy = denseCopy;
     plan_.kernels.push_back(std::move(kernel));
   }
   ++plan_.kernels[it->second].uses;
   return it->second;
+}
+
+/// Each output's buffer. A strided view (what kv_append returns) is copied into a dense
+/// temporary first: the caller receives a dense tensor, and the view's memory is the
+/// state, which later runs overwrite.
+LogicalResult Planner::planReturn(EntryPlan &entry, FuncOp func, ReturnOp ret) {
+  for (auto it : llvm::enumerate(ret.getOperands())) {
+    unsigned i = it.index();
+    auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
+    if (!name || name.getValue().empty())
+      return ret.emitError() << "output #" << i << " of '" << func.getName() << "' has no '"
+                             << kNameAttr << "' attribute";
+    int buffer = buffers_.lookup(it.value());
+    if (entry.buffers[buffer].isStrided()) {
+      BufferPlan dense;
+      dense.dtype = entry.buffers[buffer].dtype;
+      dense.shape = entry.buffers[buffer].shape;
+      FailureOr<int> copy = pushBuffer(entry, ret, std::move(dense));
+      if (failed(copy))
+        return failure();
+      Value value = it.value();
+      StepPlan step;
+      step.kernel = kernelIndex(value.getDefiningOp(), denseCopySignature(value),
+                                /*denseCopy=*/true);
+      step.args = {buffer, *copy};
+      entry.steps.push_back(std::move(step));
+      buffer = *copy;
+    }
+    TensorPlan output;
+    output.name = name.getValue().str();
+    output.dtype = entry.buffers[buffer].dtype;
+    output.shape = entry.buffers[buffer].shape;
+    output.buffer = buffer;
+    entry.outputs.push_back(std::move(output));
+  }
+  return success();
 }
 
 LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
@@ -166,37 +173,36 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
       return failure();
     return addBuffer(entry, &op, parameter.getResult(), BufferPlan::Kind::Parameter, *index);
   }
-  if (auto ret = dyn_cast<ReturnOp>(op)) {
-    for (auto it : llvm::enumerate(ret.getOperands())) {
-      unsigned i = it.index();
-      auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
-      if (!name || name.getValue().empty())
-        return ret.emitError() << "output #" << i << " of '" << func.getName() << "' has no '"
-                               << kNameAttr << "' attribute";
-      int buffer = buffers_.lookup(it.value());
-      entry.outputs.push_back({name.getValue().str(),
-                               entry.buffers[buffer].dtype,
-                               entry.buffers[buffer].shape,
-                               buffer,
-                               {}});
-    }
-    return success();
-  }
+  if (auto ret = dyn_cast<ReturnOp>(op))
+    return planReturn(entry, func, ret);
+  if (isa<StateAllocOp, StateWriteOp, StateReadOp, KvAppendOp>(op))
+    return planStateOp(entry, op);
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    // Row-major data reads the same under any shape with the same element count.
+    // Row-major data reads the same under any shape with the same element count; a
+    // strided view's elements are not one row-major run, and no kernel reshapes.
     int source = buffers_.lookup(reshape.input());
+    if (entry.buffers[source].isStrided())
+      return reshape.emitError()
+             << "cannot reshape a strided view of a cache (the result of "
+                "'kiln.kv_append', shape "
+             << toString(entry.buffers[source].shape)
+             << "): its positions are not one contiguous run of memory; reshape the "
+                "value before kv_append instead";
     return addBuffer(entry, &op, reshape.getResult(), BufferPlan::Kind::View, source);
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     // A slice that is one contiguous run of its input (every dim before the axis is 1 and
     // every dim after it static) is a view at an offset: slicing q, k and v out of a
-    // stacked in_proj weight then copies nothing on every run.
-    if (llvm::Optional<int64_t> offset = contiguousSliceOffset(slice)) {
-      FailureOr<int> view = addBuffer(entry, &op, slice.getResult(), BufferPlan::Kind::View,
-                                      buffers_.lookup(slice.input()));
+    // stacked in_proj weight then copies nothing on every run. A slice of a strided
+    // view is a kernel, which reads the view with its strides.
+    int source = buffers_.lookup(slice.input());
+    llvm::Optional<int64_t> offset = contiguousSliceOffset(slice);
+    if (offset && !entry.buffers[source].isStrided()) {
+      FailureOr<int> view =
+          addBuffer(entry, &op, slice.getResult(), BufferPlan::Kind::View, source);
       if (failed(view))
         return failure();
-      entry.buffers[*view].offset = *offset;
+      entry.buffers[*view].offset = SymDim::fixed(*offset);
       return success();
     }
   }
@@ -218,6 +224,44 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   return success();
 }
 
+LogicalResult Planner::planInputs(EntryPlan &entry, FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
+    if (!name || name.getValue().empty())
+      return func.emitError() << "input #" << i << " of '" << func.getName() << "' has no '"
+                              << kNameAttr << "' attribute";
+    Value arg = func.getArgument(i);
+    TensorPlan input;
+    input.name = name.getValue().str();
+    input.valueDim = valueDimOf(func, i);
+    // An input that only binds a dimension with its value needs no buffer; one that an
+    // op also reads (a position encoding of the step) keeps it.
+    if (!input.valueDim.empty() && arg.use_empty()) {
+      input.dtype = dtypeName(arg.getType());
+      input.shape = shapes_.lookup(arg);
+    } else {
+      FailureOr<int> buffer =
+          addBuffer(entry, func, arg, BufferPlan::Kind::Input, static_cast<int>(i));
+      if (failed(buffer))
+        return failure();
+      input.dtype = entry.buffers[*buffer].dtype;
+      input.shape = entry.buffers[*buffer].shape;
+      input.buffer = *buffer;
+    }
+    if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kBoundsAttr)) {
+      // The verifier has checked the form; the runtime checks the values at every run.
+      for (Attribute end : bounds)
+        if (auto text = end.dyn_cast<StringAttr>())
+          input.bounds.push_back(text.getValue().str());
+      if (input.bounds.size() != 2)
+        return func.emitError() << "input '" << name.getValue() << "' has malformed '"
+                                << kBoundsAttr << "': expected two strings, got " << bounds;
+    }
+    entry.inputs.push_back(std::move(input));
+  }
+  return success();
+}
+
 LogicalResult Planner::planEntry(FuncOp func) {
   if (func.isDeclaration())
     return func.emitError() << "entry point '" << func.getName() << "' has no body";
@@ -226,35 +270,12 @@ LogicalResult Planner::planEntry(FuncOp func) {
     return failure();
   shapes_ = std::move(*shapes);
   buffers_.clear();
+  stateBuffers_.clear();
 
   EntryPlan entry;
   entry.name = func.getName().str();
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
-    if (!name || name.getValue().empty())
-      return func.emitError() << "input #" << i << " of '" << func.getName() << "' has no '"
-                              << kNameAttr << "' attribute";
-    Value arg = func.getArgument(i);
-    FailureOr<int> buffer =
-        addBuffer(entry, func, arg, BufferPlan::Kind::Input, static_cast<int>(i));
-    if (failed(buffer))
-      return failure();
-    entry.inputs.push_back({name.getValue().str(),
-                            entry.buffers[*buffer].dtype,
-                            entry.buffers[*buffer].shape,
-                            *buffer,
-                            {}});
-    if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kBoundsAttr)) {
-      // The verifier has checked the form; the runtime checks the values at every run.
-      for (Attribute end : bounds)
-        if (auto text = end.dyn_cast<StringAttr>())
-          entry.inputs.back().bounds.push_back(text.getValue().str());
-      if (entry.inputs.back().bounds.size() != 2)
-        return func.emitError() << "input '" << name.getValue() << "' has malformed '"
-                                << kBoundsAttr << "': expected two strings, got " << bounds;
-    }
-  }
-
+  if (failed(planInputs(entry, func)))
+    return failure();
   for (Operation &op : func.front())
     if (failed(planOp(entry, func, op)))
       return failure();

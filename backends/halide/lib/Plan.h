@@ -31,18 +31,38 @@ struct TensorPlan {
   /// For an integer input with `kiln.bounds`: the inclusive [lo, hi] its values must lie
   /// in, as dimension expressions; empty otherwise.
   std::vector<std::string> bounds;
+  /// For a rank-0 input with `kiln.value_dim`: the entry dimension its value binds.
+  std::string valueDim;
+};
+
+/// A tensor the runtime keeps in a session between runs (a key/value cache), named
+/// model-wide; entries create, read and update it through `State` buffers.
+struct StatePlan {
+  std::string name;
+  std::string dtype = "f32";
+  int64_t rank = 0;
 };
 
 struct BufferPlan {
-  enum class Kind { Input, Parameter, Temp, View };
+  enum class Kind { Input, Parameter, Temp, View, State };
   std::string dtype;
   SymShape shape;
   Kind kind = Kind::Temp;
   /// Input: the input's index; Parameter: the parameter's index; View: the viewed
-  /// buffer's index; Temp: unused.
+  /// buffer's index; State: the state's index in ModelPlan::states; Temp: unused.
   int index = -1;
-  /// View: the element where it starts in the buffer it views (a slice of leading rows).
-  int64_t offset = 0;
+  /// State: the run (re)creates the state, zero-filled, with this buffer's shape;
+  /// otherwise an earlier run must have created it.
+  bool create = false;
+  /// View: the element where it starts in the buffer it views (a slice of leading rows,
+  /// or position P of a cache: "P*32"), static or a dimension expression.
+  SymDim offset = SymDim::fixed(0);
+  /// View: one element stride per dimension (static or an expression), in elements of
+  /// the memory it views; empty for a view that is dense row-major in its own shape.
+  /// Only kv_append makes strided views (of a state buffer), and nothing views them.
+  SymShape strides;
+
+  bool isStrided() const { return !strides.empty(); }
 };
 
 struct StepPlan {
@@ -65,6 +85,9 @@ struct KernelPlan {
   std::string name;
   /// The first op that uses it: it is lowered, and errors point at it.
   mlir::Operation *op = nullptr;
+  /// Instead of computing `op`: copy its result, a strided view, into a dense buffer
+  /// (for an entry that returns what kv_append returns). See lowerDenseCopy.
+  bool denseCopy = false;
   /// How many steps (across all entries) call it.
   unsigned uses = 0;
 };
@@ -72,6 +95,7 @@ struct KernelPlan {
 struct ModelPlan {
   std::string model;
   std::vector<TensorPlan> parameters;
+  std::vector<StatePlan> states;
   std::vector<KernelPlan> kernels;
   std::vector<EntryPlan> entries;
 };

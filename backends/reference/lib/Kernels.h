@@ -124,6 +124,14 @@ llvm::Expected<HostTensor> attention(const HostTensor &query, const HostTensor &
                                      const HostTensor &value, const HostTensor *mask,
                                      const AttentionAttributes &attributes);
 
+// States.cpp
+/// kv_append: writes `value` (size 1 along `axis`) into `cache` at index `position`
+/// along `axis`, in place, and returns the cache's first position + 1 entries along it.
+/// `cache` must have the value's shape with `capacity` at `axis`, and position must lie
+/// in [0, capacity).
+llvm::Expected<HostTensor> kvAppend(HostTensor &cache, const HostTensor &value,
+                                    int64_t axis, int64_t capacity, int64_t position);
+
 } // namespace kiln::reference
 
 #endif // KILN_BACKENDS_REFERENCE_KERNELS_H

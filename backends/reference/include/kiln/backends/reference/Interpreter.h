@@ -33,6 +33,10 @@ struct HostTensor {
 
 using TensorMap = std::map<std::string, HostTensor>;
 
+/// The session states of a sequence of runs (key/value caches), by name: what the
+/// runtime keeps in a session between runs.
+using StateMap = std::map<std::string, HostTensor>;
+
 /// Runs entry point `entry` of `module`. Inputs are matched by the entry's `kiln.name`
 /// argument attributes ("arg<i>" where an argument has none) and parameters by name;
 /// the result maps output names (`kiln.name` result attributes, else "result<i>") to
@@ -41,8 +45,20 @@ using TensorMap = std::map<std::string, HostTensor>;
 /// `kiln.bounds`, out-of-range token ids, and ops the interpreter does not know are
 /// errors, never crashes. Extra parameters are ignored (a weights file
 /// holds those of every entry).
+///
+/// An input with `kiln.value_dim` binds that dimension to its value. The state ops work
+/// on `states`, which persists across runs as a session's states do: state_alloc and
+/// state_write (re)create a state, state_read reads one that an earlier run created (its
+/// shape binds its `dims`), kv_append writes position P of a cache in place (the cache
+/// must exist with the value's shape and `capacity` along the axis, and P must lie in
+/// [0, capacity)). Failures change the states as the runtime's do: a run rejected by
+/// its inputs or by a state check (a missing state, a shape, a position) changes no
+/// state; one that fails later forgets (erases) every state the entry creates or
+/// writes, so that no later run reads a half-written cache. Without `states`, the run
+/// has a fresh map of its own.
 llvm::Expected<TensorMap> run(mlir::ModuleOp module, llvm::StringRef entry,
-                              const TensorMap &inputs, const TensorMap &parameters);
+                              const TensorMap &inputs, const TensorMap &parameters,
+                              StateMap *states = nullptr);
 
 } // namespace kiln::reference
 

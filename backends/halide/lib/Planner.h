@@ -1,0 +1,88 @@
+//===- Planner.h - The builder of a ModelPlan -------------------*- C++ -*-===//
+//
+// Internal to planModel: the state of planning one model, shared by Plan.cpp (values,
+// views and kernels) and PlanStates.cpp (session states and value dimensions).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_HALIDE_PLANNER_H
+#define KILN_BACKENDS_HALIDE_PLANNER_H
+
+#include "Lower.h"
+#include "Plan.h"
+
+#include "kiln/ir/KilnOps.h"
+#include "kiln/ir/SymbolicShapes.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <map>
+
+namespace kiln::halide_backend {
+
+/// The manifest's name of an element type, or "" when the runtime has none.
+std::string dtypeName(mlir::Type type);
+
+/// Row-major strides of `shape`, each static or a product expression ("H*32").
+SymShape denseStrides(llvm::ArrayRef<SymDim> shape);
+
+/// `a * b`, folded where both are static.
+SymDim multiplyDims(const SymDim &a, const SymDim &b);
+
+/// Builds the plan of one model; one instance per planModel call.
+class Planner {
+public:
+  explicit Planner(llvm::StringRef model);
+
+  mlir::LogicalResult planEntry(mlir::FuncOp func);
+  ModelPlan takePlan() { return std::move(plan_); }
+
+private:
+  // Plan.cpp
+
+  /// Appends `buffer`; fails (with an error at `op`) when its shape cannot be described
+  /// to the runtime.
+  mlir::FailureOr<int> pushBuffer(EntryPlan &entry, mlir::Operation *op, BufferPlan buffer);
+  /// Adds a buffer holding `value`; fails (with an error at `op`) when its shape or
+  /// dtype cannot be described to the runtime.
+  mlir::FailureOr<int> addBuffer(EntryPlan &entry, mlir::Operation *op, mlir::Value value,
+                                 BufferPlan::Kind kind, int index);
+  mlir::FailureOr<int> parameterIndex(ParameterOp op);
+  /// The kernel of `signature`, added (for `op`) when new.
+  int kernelIndex(mlir::Operation *op, const std::string &signature, bool denseCopy = false);
+  int kernelIndex(mlir::Operation *op) { return kernelIndex(op, kernelSignature(op)); }
+  /// Gives `op`'s result its buffer and, for a kernel, its step.
+  mlir::LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, mlir::Operation &op);
+  mlir::LogicalResult planReturn(EntryPlan &entry, mlir::FuncOp func, ReturnOp ret);
+  mlir::LogicalResult planInputs(EntryPlan &entry, mlir::FuncOp func);
+
+  // PlanStates.cpp
+
+  /// Plans state_alloc, state_write, state_read and kv_append.
+  mlir::LogicalResult planStateOp(EntryPlan &entry, mlir::Operation &op);
+  /// The index of state `name` in the model, added when new; `rank` must agree with
+  /// every other use.
+  mlir::FailureOr<int> stateIndex(mlir::Operation *op, llvm::StringRef name, int64_t rank);
+  /// The entry's one buffer of state `name`: added at the first op that touches the
+  /// state in this entry (creating it when `create`), reused afterwards.
+  mlir::FailureOr<int> stateBuffer(EntryPlan &entry, mlir::Operation *op,
+                                   llvm::StringRef name, const SymShape &shape, bool create);
+  mlir::LogicalResult planKvAppend(EntryPlan &entry, KvAppendOp op);
+  /// The dimension an input binds with its value (`kiln.value_dim`); "" when none.
+  std::string valueDimOf(mlir::FuncOp func, unsigned input);
+
+  ModelPlan plan_;
+  std::string symbolPrefix_;
+  llvm::StringMap<int> parameterIndices_;
+  llvm::StringMap<int> stateIndices_;
+  std::map<std::string, int> kernelIndices_;
+  // Per entry.
+  SymbolicShapeMap shapes_;
+  llvm::DenseMap<mlir::Value, int> buffers_;
+  llvm::StringMap<int> stateBuffers_;
+};
+
+} // namespace kiln::halide_backend
+
+#endif // KILN_BACKENDS_HALIDE_PLANNER_H

@@ -1,0 +1,329 @@
+//===- PlanStatesTest.cpp - Session states in the plan and its manifest ---===//
+//
+// What the planner makes of kiln.state_alloc / state_write / state_read / kv_append and
+// kiln.value_dim inputs (docs/manifest.md, "States, value dimensions and strided
+// views"), read back from the manifest JSON the runtime receives; and the errors for
+// what the plan cannot express.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Manifest.h"
+#include "Plan.h"
+
+#include "kiln/ir/KilnDialect.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser.h"
+#include "llvm/Support/JSON.h"
+
+#include <gtest/gtest.h>
+
+using namespace kiln::halide_backend;
+using llvm::json::Array;
+using llvm::json::Object;
+using llvm::json::Value;
+
+namespace {
+
+/// A decoder in two entries: `start` allocates the caches and stores a memory, `step`
+/// appends one projected token per run at position P (the value of input "step") and
+/// attends over the cache's first P + 1 positions.
+const char *kDecoder = R"mlir(
+func @start(%m: tensor<?x2x3x4xf32> {kiln.name = "memory", kiln.dims = ["B", "", "", ""]}) {
+  kiln.state_alloc "k_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.state_alloc "v_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.state_write "memory", %m : tensor<?x2x3x4xf32>
+  kiln.return
+}
+func @step(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.dims = [], kiln.value_dim = "P",
+                            kiln.bounds = ["0", "7"]})
+    -> (tensor<?x2x1x4xf32> {kiln.name = "y"}) {
+  %wk = kiln.parameter "wk" : tensor<4x4xf32>
+  %bk = kiln.parameter "bk" : tensor<4xf32>
+  %k = kiln.linear %x, %wk, %bk
+      : (tensor<?x2x1x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<?x2x1x4xf32>
+  %ks = kiln.kv_append "k_cache", %k {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %vs = kiln.kv_append "v_cache", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %a = kiln.attention %x, %ks, %vs {scale = 0.5 : f32}
+      : (tensor<?x2x1x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
+  kiln.return %a : tensor<?x2x1x4xf32>
+}
+)mlir";
+
+/// The arguments of an entry taking x [B, 2, 1, 4] and the step, for the error cases.
+const char *kStepArgs =
+    R"mlir(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})mlir";
+
+class PlanStates : public ::testing::Test {
+protected:
+  PlanStates() { context.loadDialect<kiln::KilnDialect>(); }
+
+  /// Plans `text` as model "m"; the manifest is parsed into `manifest` on success, the
+  /// diagnostics collected in `errors` either way.
+  bool plan(const std::string &text) {
+    module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
+    if (!module) {
+      ADD_FAILURE() << "cannot parse:\n" << text;
+      return false;
+    }
+    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+      errors += d.str() + "\n";
+      return mlir::success();
+    });
+    mlir::FailureOr<ModelPlan> planned = planModel(*module, "m");
+    if (mlir::failed(planned))
+      return false;
+    text_ = writeManifest(*planned, "host");
+    llvm::Expected<Value> json = llvm::json::parse(text_);
+    if (!json) {
+      ADD_FAILURE() << llvm::toString(json.takeError()) << "\n" << text_;
+      return false;
+    }
+    manifest = std::move(*json);
+    return true;
+  }
+
+  /// Plans an entry `(kStepArgs) -> resultType` with `body`; the error it gives.
+  std::string planError(const std::string &body, const std::string &resultType) {
+    std::string text = "func @step(" + std::string(kStepArgs) + ") -> (" + resultType +
+                       " {kiln.name = \"y\"}) {\n" + body + "\n}\n";
+    EXPECT_FALSE(plan(text)) << text_;
+    return errors;
+  }
+
+  const Object &root() { return *manifest.getAsObject(); }
+  const Object &entry(const std::string &name) {
+    for (const Value &e : *root().getArray("entries"))
+      if (e.getAsObject()->getString("name") == llvm::StringRef(name))
+        return *e.getAsObject();
+    ADD_FAILURE() << "no entry '" << name << "' in\n" << text_;
+    static Object none;
+    return none;
+  }
+  const Value &buffer(const Object &entry, int64_t index) {
+    return (*entry.getArray("buffers"))[index];
+  }
+  /// The manifest's JSON text of `value`, for compact comparisons.
+  static std::string str(const Value *value) {
+    if (!value)
+      return "(missing)";
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    os << *value;
+    return os.str();
+  }
+  std::string kernelName(int64_t index) {
+    return (*root().getArray("kernels"))[index].getAsString().getValueOr("").str();
+  }
+
+  mlir::MLIRContext context;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  Value manifest = nullptr;
+  std::string errors;
+  std::string text_;
+};
+
+TEST_F(PlanStates, StatesAreListedModelWide) {
+  ASSERT_TRUE(plan(kDecoder)) << errors;
+  EXPECT_EQ(str(root().get("states")),
+            R"([{"dtype":"f32","name":"k_cache","rank":4},)"
+            R"({"dtype":"f32","name":"v_cache","rank":4},)"
+            R"({"dtype":"f32","name":"memory","rank":4}])");
+}
+
+TEST_F(PlanStates, CreatingEntryAllocatesWithoutStepsAndWritesWithACopy) {
+  ASSERT_TRUE(plan(kDecoder)) << errors;
+  const Object &start = entry("start");
+  // buffers: the input, the two caches, the memory.
+  const Array &buffers = *start.getArray("buffers");
+  ASSERT_EQ(buffers.size(), 4u) << text_;
+  EXPECT_EQ(str(&buffers[1]),
+            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
+  EXPECT_EQ(str(&buffers[2]),
+            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
+  EXPECT_EQ(str(&buffers[3]),
+            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,3,4],"state":2})");
+  const Array &steps = *start.getArray("steps");
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(str(steps[0].getAsObject()->get("args")), "[0,3]");
+  EXPECT_EQ(kernelName(steps[0].getAsObject()->getInteger("kernel").getValueOr(0)),
+            "kiln_m_k0_state_write");
+  EXPECT_EQ(str(start.get("outputs")), "[]");
+}
+
+TEST_F(PlanStates, ValueDimInputHasNoBuffer) {
+  ASSERT_TRUE(plan(kDecoder)) << errors;
+  const Array &inputs = *entry("step").getArray("inputs");
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_EQ(str(&inputs[1]),
+            R"({"bounds":[0,7],"dtype":"i32","name":"step","shape":[],"value_dim":"P"})");
+}
+
+TEST_F(PlanStates, KvAppendWritesPositionPAndReadsAStridedPrefix) {
+  ASSERT_TRUE(plan(kDecoder)) << errors;
+  const Object &step = entry("step");
+  // x, wk, bk, the projection, then per cache: state, target, prefix; the attention.
+  const Array &buffers = *step.getArray("buffers");
+  ASSERT_EQ(buffers.size(), 11u) << text_;
+  EXPECT_EQ(str(&buffers[4]), R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
+  EXPECT_EQ(str(&buffers[5]), R"({"dtype":"f32","kind":"view","offset":"P*4",)"
+                              R"("shape":["B",2,1,4],"strides":[64,32,4,1],"view_of":4})");
+  EXPECT_EQ(str(&buffers[6]), R"({"dtype":"f32","kind":"view","shape":["B",2,"P+1",4],)"
+                              R"("strides":[64,32,4,1],"view_of":4})");
+  EXPECT_EQ(str(&buffers[7]), R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
+  const Array &steps = *step.getArray("steps");
+  ASSERT_EQ(steps.size(), 4u) << text_;
+  // linear, the two appends (one kernel: a copy of the same type), the attention over
+  // the two prefixes.
+  EXPECT_EQ(str(steps[1].getAsObject()->get("args")), "[3,5]");
+  EXPECT_EQ(str(steps[2].getAsObject()->get("args")), "[0,8]");
+  EXPECT_EQ(steps[1].getAsObject()->getInteger("kernel").getValueOr(-1),
+            steps[2].getAsObject()->getInteger("kernel").getValueOr(-2));
+  EXPECT_EQ(str(steps[3].getAsObject()->get("args")), "[0,6,9,10]");
+  EXPECT_EQ(str(&(*step.getArray("outputs"))[0]),
+            R"({"buffer":10,"dtype":"f32","name":"y","shape":["B",2,1,4]})");
+}
+
+TEST_F(PlanStates, StridesAndOffsetFollowDynamicDimensions) {
+  ASSERT_TRUE(plan(R"mlir(
+func @step(%x: tensor<?x?x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "H", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "T"})
+    -> (tensor<?x?x?x4xf32> {kiln.name = "y"}) {
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 16 : i64, position = "T"}
+      : (tensor<?x?x1x4xf32>) -> tensor<?x?x?x4xf32>
+  %r = kiln.relu %c : tensor<?x?x?x4xf32>
+  kiln.return %r : tensor<?x?x?x4xf32>
+}
+)mlir")) << errors;
+  const Object &step = entry("step");
+  EXPECT_EQ(str(&buffer(step, 2)), R"({"dtype":"f32","kind":"view","offset":"T*4",)"
+                                   R"("shape":["B","H",1,4],"strides":["H*64",64,4,1],)"
+                                   R"("view_of":1})");
+  EXPECT_EQ(str(&(*step.getArray("inputs"))[1]),
+            R"({"dtype":"i32","name":"step","shape":[],"value_dim":"T"})");
+}
+
+TEST_F(PlanStates, ReadStateIsTheStateBufferAndValueDimReadAsDataKeepsItsBuffer) {
+  ASSERT_TRUE(plan(R"mlir(
+func @step(%p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
+    -> (tensor<?x3xf32> {kiln.name = "y"}, tensor<4xf32> {kiln.name = "pos"}) {
+  %m = kiln.state_read "memory" {dims = ["B", ""]} : tensor<?x3xf32>
+  %r = kiln.relu %m : tensor<?x3xf32>
+  %q = kiln.reshape %p {shape = [1]} : (tensor<i32>) -> tensor<1xi32>
+  %s = kiln.sinusoid %q : (tensor<1xi32>) -> tensor<1x4xf32>
+  %t = kiln.reshape %s {shape = [4]} : (tensor<1x4xf32>) -> tensor<4xf32>
+  kiln.return %r, %t : tensor<?x3xf32>, tensor<4xf32>
+}
+)mlir")) << errors;
+  const Object &step = entry("step");
+  EXPECT_EQ(str(&(*step.getArray("inputs"))[0]),
+            R"({"buffer":0,"dtype":"i32","name":"step","shape":[],"value_dim":"P"})");
+  EXPECT_EQ(str(&buffer(step, 1)), R"({"dtype":"f32","kind":"state","shape":["B",3],"state":0})");
+  EXPECT_EQ(str((*step.getArray("steps"))[0].getAsObject()->get("args")), "[1,2]");
+}
+
+TEST_F(PlanStates, ReturnedPrefixIsCopiedOutDense) {
+  ASSERT_TRUE(plan(std::string("func @step(") + kStepArgs + R"mlir()
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}) {
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %c : tensor<?x2x?x4xf32>
+}
+)mlir")) << errors;
+  const Object &step = entry("step");
+  EXPECT_EQ(str(&buffer(step, 4)), R"({"dtype":"f32","kind":"temp","shape":["B",2,"P+1",4]})");
+  EXPECT_EQ(str((*step.getArray("steps"))[1].getAsObject()->get("args")), "[3,4]");
+  EXPECT_EQ(kernelName(1), "kiln_m_k1_copy");
+  EXPECT_EQ((*step.getArray("outputs"))[0].getAsObject()->getInteger("buffer").getValueOr(-1), 4);
+}
+
+TEST_F(PlanStates, SliceOfAPrefixIsAKernelNotAView) {
+  ASSERT_TRUE(plan(std::string("func @step(") + kStepArgs + R"mlir()
+    -> (tensor<?x2x1x4xf32> {kiln.name = "y"}) {
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %s = kiln.slice %c {axis = 2 : i64, start = 0 : i64, end = 1 : i64}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
+  kiln.return %s : tensor<?x2x1x4xf32>
+}
+)mlir")) << errors;
+  EXPECT_EQ(str(&buffer(entry("step"), 4)), R"({"dtype":"f32","kind":"temp","shape":["B",2,1,4]})");
+  EXPECT_EQ(kernelName(1), "kiln_m_k1_slice");
+}
+
+TEST_F(PlanStates, StridedOperandsGetTheirOwnKernels) {
+  // The same attention over dense keys (a state read) and over a strided prefix: a
+  // kernel that pins dense strides cannot serve the prefix.
+  ASSERT_TRUE(plan(std::string("func @step(") + kStepArgs + R"mlir()
+    -> (tensor<?x2x1x4xf32> {kiln.name = "y"}, tensor<?x2x1x4xf32> {kiln.name = "z"}) {
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %m = kiln.state_read "m" {dims = ["B", "", "S", ""]} : tensor<?x2x?x4xf32>
+  %a = kiln.attention %x, %c, %c {scale = 0.5 : f32}
+      : (tensor<?x2x1x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
+  %b = kiln.attention %x, %m, %m {scale = 0.5 : f32}
+      : (tensor<?x2x1x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
+  kiln.return %a, %b : tensor<?x2x1x4xf32>, tensor<?x2x1x4xf32>
+}
+)mlir")) << errors;
+  EXPECT_EQ(str(root().get("kernels")),
+            R"(["kiln_m_k0_kv_append","kiln_m_k1_attention","kiln_m_k2_attention"])");
+}
+
+TEST_F(PlanStates, ReshapeOfAPrefixIsAnError) {
+  std::string error = planError(R"mlir(
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.reshape %c {shape = [0, 0, -1]} : (tensor<?x2x?x4xf32>) -> tensor<?x2x?xf32>
+  kiln.return %r : tensor<?x2x?xf32>)mlir",
+                                "tensor<?x2x?xf32>");
+  EXPECT_NE(error.find("cannot reshape a strided view of a cache (the result of "
+                       "'kiln.kv_append', shape [B, 2, P+1, 4])"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(PlanStates, CreateAfterUseIsAnError) {
+  std::string error = planError(R"mlir(
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.state_alloc "c" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.return %x : tensor<?x2x1x4xf32>)mlir",
+                                "tensor<?x2x1x4xf32>");
+  EXPECT_NE(error.find("state 'c' is created here, after an earlier op of entry point "
+                       "'step' uses it"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(PlanStates, RankMismatchIsAnError) {
+  std::string error = planError(R"mlir(
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %m = kiln.state_read "c" {dims = ["B", ""]} : tensor<?x4xf32>
+  kiln.return %x : tensor<?x2x1x4xf32>)mlir",
+                                "tensor<?x2x1x4xf32>");
+  EXPECT_NE(error.find("state 'c' has rank 2 here but rank 4 where the model first uses it"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(PlanStates, ShapeMismatchInOneEntryIsAnError) {
+  std::string error = planError(R"mlir(
+  %m = kiln.state_read "c" {dims = ["B", "", "S", ""]} : tensor<?x2x?x4xf32>
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %x : tensor<?x2x1x4xf32>)mlir",
+                                "tensor<?x2x1x4xf32>");
+  EXPECT_NE(error.find("state 'c' has shape [B, 2, 8, 4] here but [B, 2, S, 4] earlier in "
+                       "entry point 'step'"),
+            std::string::npos)
+      << error;
+}
+
+} // namespace
