@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# The main job: builds Kiln, compiles the demo model (models/demo.cpp) to a shared library,
-# makes a weights file for it, and runs it with the driver. Installs missing Debian
-# packages first; safe to run again.
+# The main job: builds Kiln, compiles the shipped translator (models/translator.cpp, a
+# Transformer trained to write numbers in English words) to a shared library, and
+# translates a handful of inputs with the driver, token by token with the KV cache,
+# greedy and with beam search. Installs missing Debian packages first; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 tools/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$(nproc)" --target kiln-run demo
+cmake --build build -j"$(nproc)" --target kiln-run translator
 
-model=build/models/demo.so
-weights=build/models/demo.safetensors
+run=build/tools/kiln-run/kiln-run
+model=build/models/translator.so
+weights=models/translator/translator.safetensors
+config=models/translator/config.json
+inputs=(7 42 4096 90017 073812 12000345 99999999 31415926)
+
 echo "== compiled $model"
-build/tools/kiln-run/kiln-run --list "$model"
-echo "== random weights (seed 1) -> $weights"
-build/tools/kiln-run/kiln-run --init-weights "$weights" "$model" --seed 1
-echo "== run: a batch of 2 sequences of 7 random vectors, 20 timed runs"
-build/tools/kiln-run/kiln-run "$model" --weights "$weights" --entry forward \
-  --dim B=2 --dim S=7 --random --seed 7 --repeat 20
+"$run" --list "$model" | sed -n '/^entry/p'
+echo "== greedy, KV cache: input, translation, log-probability"
+"$run" translate "$model" --weights "$weights" --config "$config" "${inputs[@]}"
+echo "== beam search, 4 beams, length penalty 0.6"
+"$run" translate "$model" --weights "$weights" --config "$config" --beam 4 --alpha 0.6 \
+  "${inputs[@]}"

@@ -1,5 +1,5 @@
-// Generate.cpp - the vocabulary/tokenizer, the whole-prefix step decoder, and greedy and
-// beam search (the algorithm of models/translator/reference_beam.py) for kiln/generate.h.
+// Generate.cpp - the vocabulary/tokenizer, and greedy and beam search (the algorithm of
+// models/translator/reference_beam.py) for kiln/generate.h.
 #include "kiln/generate.h"
 
 #include <algorithm>
@@ -208,96 +208,6 @@ const std::string& Vocabulary::token(int32_t id) const {
 int32_t Vocabulary::id(const std::string& token) const {
   auto it = ids_.find(token);
   return it == ids_.end() ? -1 : it->second;
-}
-
-//===-- PrefixDecoder ------------------------------------------------------===//
-
-PrefixDecoder::PrefixDecoder(const Model& model, const Weights& weights, int32_t padId,
-                             std::string encodeEntry, std::string decodeEntry)
-    : session_(model, weights), padId_(padId), encodeEntry_(std::move(encodeEntry)),
-      decodeEntry_(std::move(decodeEntry)) {
-  for (const TensorInfo& out : model.outputs(decodeEntry_))
-    if (out.name == "logits" && !out.shape.empty())
-      vocabSize_ = out.shape.back();
-  if (vocabSize_ <= 0)
-    fail(KILN_STATUS_INVALID_MODEL, "entry '" + decodeEntry_ +
-                                        "' has no 'logits' output with a static vocabulary size");
-}
-
-void PrefixDecoder::start(const std::vector<std::vector<int32_t>>& sources) {
-  if (sources.empty())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "no sources to encode");
-  int64_t batch = int64_t(sources.size());
-  srcLen_ = 0;
-  for (const auto& s : sources) {
-    if (s.empty())
-      fail(KILN_STATUS_INVALID_ARGUMENT, "an empty source cannot be encoded");
-    srcLen_ = std::max<int64_t>(srcLen_, int64_t(s.size()));
-  }
-  // Right-padded with <pad>; src_lengths masks the padding out of attention, so each row
-  // computes what it would alone.
-  std::vector<int32_t> ids(size_t(batch * srcLen_), padId_);
-  srcLengths_.assign(size_t(batch), 0);
-  for (int64_t b = 0; b < batch; ++b) {
-    std::copy(sources[b].begin(), sources[b].end(), ids.begin() + b * srcLen_);
-    srcLengths_[b] = int32_t(sources[b].size());
-  }
-  session_.run(encodeEntry_, {TensorArg::of("src_ids", {batch, srcLen_}, ids.data()),
-                              TensorArg::of("src_lengths", {batch}, srcLengths_.data())});
-  OutputView mem = session_.output("memory");
-  if (mem.shape.size() != 3 || mem.shape[0] != batch || mem.shape[1] != srcLen_)
-    fail(KILN_STATUS_INVALID_MODEL, "entry '" + encodeEntry_ + "' returned a memory of an "
-                                    "unexpected shape");
-  dModel_ = mem.shape[2];
-  const float* data = mem.as<float>();
-  memory_.assign(data, data + batch * srcLen_ * dModel_);
-}
-
-void PrefixDecoder::step(const std::vector<int32_t>& sourceOf,
-                         const std::vector<std::vector<int32_t>>& prefixes,
-                         std::vector<double>& logProbs) {
-  int64_t rows = int64_t(prefixes.size());
-  if (rows == 0 || sourceOf.size() != prefixes.size())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "step(): sourceOf and prefixes must be non-empty and "
-                                       "of equal size");
-  int64_t t = int64_t(prefixes[0].size());
-  int64_t rowMem = srcLen_ * dModel_;
-  std::vector<int32_t> tgt(size_t(rows * t));
-  std::vector<float> memory(size_t(rows * rowMem));
-  std::vector<int32_t> lengths(static_cast<size_t>(rows));
-  for (int64_t r = 0; r < rows; ++r) {
-    if (int64_t(prefixes[r].size()) != t)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "step(): prefixes of different lengths");
-    int32_t s = sourceOf[r];
-    if (s < 0 || size_t(s) >= srcLengths_.size())
-      fail(KILN_STATUS_INVALID_ARGUMENT, "step(): source index out of range");
-    std::copy(prefixes[r].begin(), prefixes[r].end(), tgt.begin() + r * t);
-    std::copy(memory_.begin() + s * rowMem, memory_.begin() + (s + 1) * rowMem,
-              memory.begin() + r * rowMem);
-    lengths[r] = srcLengths_[s];
-  }
-  session_.run(decodeEntry_, {TensorArg::of("tgt_ids", {rows, t}, tgt.data()),
-                              TensorArg::of("memory", {rows, srcLen_, dModel_}, memory.data()),
-                              TensorArg::of("src_lengths", {rows}, lengths.data())});
-  ++decodeCalls_;
-  OutputView out = session_.output("logits");
-  const float* logits = out.as<float>();
-  int64_t v = vocabSize_;
-  logProbs.resize(size_t(rows * v));
-  for (int64_t r = 0; r < rows; ++r) {
-    // Only the last position predicts the next token; the earlier ones are recomputed
-    // context (the price of having no cache).
-    const float* row = logits + (r * t + (t - 1)) * v;
-    double maxLogit = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < v; ++i)
-      maxLogit = std::max(maxLogit, double(row[i]));
-    double sum = 0;
-    for (int64_t i = 0; i < v; ++i)
-      sum += std::exp(double(row[i]) - maxLogit);
-    double logSum = maxLogit + std::log(sum);
-    for (int64_t i = 0; i < v; ++i)
-      logProbs[size_t(r * v + i)] = double(row[i]) - logSum;
-  }
 }
 
 //===-- Search -------------------------------------------------------------===//

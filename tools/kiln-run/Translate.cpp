@@ -1,13 +1,16 @@
 // Translate.cpp - `kiln-run translate MODEL.so --weights W --vocab V --config C [--beam K]
-// [--alpha A] [--max-len N] TEXT...`: tokenizes, searches and prints each translation and
-// the throughput, so a compiled encoder-decoder can be tried without writing C++.
+// [--alpha A] [--max-len N] [--no-cache] TEXT...`: tokenizes, searches and prints each
+// translation and the throughput, so a compiled encoder-decoder can be tried without
+// writing C++.
 #include "Translate.hpp"
 
 #include "kiln/generate.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,7 +25,9 @@ const char* translateUsage() {
          "  --vocab    vocabulary file (default: the config's vocab_file)\n"
          "  --beam K   beam search of size K (default: greedy)\n"
          "  --alpha A  GNMT length penalty for beam search (default 0.6)\n"
-         "  --max-len  most generated tokens, <eos> included (default: config max_target_len)\n";
+         "  --max-len  most generated tokens, <eos> included (default: config max_target_len)\n"
+         "  --no-cache re-decode whole prefixes instead of using the model's KV cache\n"
+         "             (decode_step); the default when the model has no decode_step\n";
 }
 
 } // namespace
@@ -30,6 +35,7 @@ const char* translateUsage() {
 int translateMain(int argc, char** argv) {
   std::string modelPath, weightsPath, vocabPath, configPath;
   int beamSize = 0, maxLen = 0;
+  bool noCache = false;
   double alpha = 0.6;
   std::vector<std::string> texts;
   try {
@@ -52,6 +58,8 @@ int translateMain(int argc, char** argv) {
         alpha = std::atof(value().c_str());
       else if (arg == "--max-len")
         maxLen = std::atoi(value().c_str());
+      else if (arg == "--no-cache")
+        noCache = true;
       else if (arg == "--help" || arg == "-h") {
         std::fputs(translateUsage(), stdout);
         return 0;
@@ -85,9 +93,16 @@ int translateMain(int argc, char** argv) {
 
     Model model = Model::open(modelPath);
     Weights weights = Weights::open(model, weightsPath);
-    PrefixDecoder decoder(model, weights, vocab.options().padId);
+    std::vector<std::string> entries = model.entries();
+    bool cached = !noCache && std::find(entries.begin(), entries.end(),
+                                        KVCacheEntries().step) != entries.end();
+    std::unique_ptr<StepDecoder> decoder;
+    if (cached)
+      decoder = std::make_unique<KVCacheDecoder>(model, weights, vocab.options().padId);
+    else
+      decoder = std::make_unique<PrefixDecoder>(model, weights, vocab.options().padId);
     auto begin = std::chrono::steady_clock::now();
-    std::vector<GenerateResult> results = generate(decoder, sources, options);
+    std::vector<GenerateResult> results = generate(*decoder, sources, options);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
 
@@ -97,9 +112,10 @@ int translateMain(int argc, char** argv) {
       std::printf("%s\t%s\t%.6f\n", texts[i].c_str(),
                   vocab.decodeTarget(results[i].best.tokens).c_str(), results[i].best.score);
     }
-    std::printf("%zu inputs, %zu generated tokens in %.1f ms: %.0f tokens/s (%s)\n",
+    std::string search = beamSize > 0 ? "beam " + std::to_string(beamSize) : "greedy";
+    std::printf("%zu inputs, %zu generated tokens in %.1f ms: %.0f tokens/s (%s, %s)\n",
                 texts.size(), tokens, seconds * 1e3, seconds > 0 ? double(tokens) / seconds : 0.0,
-                beamSize > 0 ? ("beam " + std::to_string(beamSize)).c_str() : "greedy");
+                search.c_str(), cached ? "KV cache" : "whole-prefix re-decoding");
     return 0;
   } catch (const Error& e) {
     std::fprintf(stderr, "kiln-run translate: error: %s\n", e.what());

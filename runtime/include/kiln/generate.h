@@ -7,7 +7,7 @@
 //   kiln::Vocabulary vocab = kiln::Vocabulary::fromConfig("models/translator/config.json");
 //   kiln::Model model = kiln::Model::open("translator.so");
 //   kiln::Weights weights = kiln::Weights::open(model, "translator.safetensors");
-//   kiln::PrefixDecoder decoder(model, weights);
+//   kiln::KVCacheDecoder decoder(model, weights);
 //   kiln::GenerateOptions opt = kiln::GenerateOptions::forVocabulary(vocab);
 //   opt.search = kiln::GenerateOptions::Search::Beam; opt.beamSize = 4; opt.alpha = 0.6;
 //   auto results = kiln::generate(decoder, {vocab.encodeSource("4096")}, opt);
@@ -112,6 +112,45 @@ private:
   std::vector<float> memory_;       // [B, S, D] of the current batch
   std::vector<int32_t> srcLengths_; // [B]
   int64_t decodeCalls_ = 0;
+};
+
+// Decodes with the key/value caches of a compiled Transformer (nn::Transformer's entries):
+// `encode` once per batch, `decode_start(memory)` once per batch (cross-attention keys and
+// values of every layer, and empty self-attention caches, kept in the session), then
+// `decode_step(tgt_ids [N,1], step, src_lengths [N]) -> logits [N,V]` once per generated
+// token: each step appends one position to the caches in place, so its cost grows
+// linearly with the position. reorder() gathers cache rows (only those that move).
+struct KVCacheEntries {
+  std::string encode = "encode", start = "decode_start", step = "decode_step";
+};
+
+class KVCacheDecoder : public StepDecoder {
+public:
+  using Entries = KVCacheEntries;
+  KVCacheDecoder(const Model& model, const Weights& weights, int32_t padId = 0,
+                 Entries entries = Entries());
+  void start(const std::vector<std::vector<int32_t>>& sources) override;
+  // The prefixes must be one token longer than at the last step (their last token is the
+  // one fed in); rows must be the last step's rows as reorder() left them.
+  void step(const std::vector<int32_t>& sourceOf, const std::vector<std::vector<int32_t>>& prefixes,
+            std::vector<double>& logProbs) override;
+  void reorder(const std::vector<int32_t>& parents) override;
+  int64_t vocabSize() const override { return vocabSize_; }
+  // Positions the model's caches hold (decode_step's `step` bound + 1); 0 if unknown.
+  int64_t capacity() const { return capacity_; }
+  // decode_step() calls so far, and the session (for its stats).
+  int64_t stepCalls() const { return stepCalls_; }
+  const Session& session() const { return session_; }
+
+private:
+  Session session_;
+  int32_t padId_;
+  Entries entries_;
+  int64_t vocabSize_ = 0, capacity_ = 0;
+  std::vector<int32_t> srcLengths_; // per source
+  std::vector<int32_t> rowSource_;  // per cache row: its source
+  int64_t position_ = 0;            // positions in the caches
+  int64_t stepCalls_ = 0;
 };
 
 struct GenerateOptions {

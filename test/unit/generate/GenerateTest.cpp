@@ -1,5 +1,6 @@
 // GenerateTest.cpp - kiln_generate on the shipped translator: tokenizer errors, greedy
-// accuracy on the held-out set, beam 1 == greedy, and beam K=4 against reference_beam.py.
+// accuracy on the held-out set, beam 1 == greedy, and beam K=4 against reference_beam.py,
+// each with the KV-cache decoder and with whole-prefix re-decoding.
 #include "kiln/generate.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace {
@@ -25,8 +27,15 @@ std::vector<std::string> split(const std::string& line, char sep) {
   return parts;
 }
 
-// Model, weights and vocabulary loaded once for the whole test program.
-class Translator : public ::testing::Test {
+enum class DecoderKind { KVCache, Prefix };
+
+void PrintTo(DecoderKind kind, std::ostream* os) {
+  *os << (kind == DecoderKind::KVCache ? "KVCache" : "Prefix");
+}
+
+// Model, weights and vocabulary loaded once for the whole test program; every search
+// test runs with both decoders.
+class Translator : public ::testing::TestWithParam<DecoderKind> {
 protected:
   static void SetUpTestSuite() {
     vocab_ = new kiln::Vocabulary(kiln::Vocabulary::fromConfig(kDir + "/config.json"));
@@ -42,11 +51,17 @@ protected:
   static std::vector<kiln::GenerateResult> run(const std::vector<std::string>& texts,
                                                kiln::GenerateOptions options,
                                                bool allowOverLength = false) {
-    kiln::PrefixDecoder decoder(*model_, *weights_, vocab_->options().padId);
+    std::unique_ptr<kiln::StepDecoder> decoder;
+    if (GetParam() == DecoderKind::KVCache)
+      decoder = std::make_unique<kiln::KVCacheDecoder>(*model_, *weights_,
+                                                       vocab_->options().padId);
+    else
+      decoder = std::make_unique<kiln::PrefixDecoder>(*model_, *weights_,
+                                                      vocab_->options().padId);
     std::vector<std::vector<int32_t>> sources;
     for (const std::string& t : texts)
       sources.push_back(vocab_->encodeSource(t, allowOverLength));
-    return kiln::generate(decoder, sources, options);
+    return kiln::generate(*decoder, sources, options);
   }
   static kiln::GenerateOptions greedy() { return kiln::GenerateOptions::forVocabulary(*vocab_); }
   static kiln::GenerateOptions beam(int k, double alpha) {
@@ -90,7 +105,7 @@ TEST_F(Translator, VocabularyFromConfig) {
   EXPECT_EQ(vocab_->decodeTarget({1, 0, 18, 2}), "four");
 }
 
-TEST_F(Translator, BadInputIsAClearError) {
+TEST_P(Translator, BadInputIsAClearError) {
   std::string letter = errorOf([] { vocab_->encodeSource("40a6"); });
   EXPECT_NE(letter.find("character 'a' at position 2"), std::string::npos) << letter;
   EXPECT_NE(letter.find("not in the vocabulary"), std::string::npos) << letter;
@@ -109,7 +124,7 @@ TEST_F(Translator, BadInputIsAClearError) {
   errorOf([&] { run({"1"}, bad); });
 }
 
-TEST_F(Translator, GreedyHeldOutAccuracy) {
+TEST_P(Translator, GreedyHeldOutAccuracy) {
   std::ifstream in(kDir + "/heldout.tsv");
   ASSERT_TRUE(in);
   std::vector<std::pair<std::string, std::string>> pairs;
@@ -142,7 +157,7 @@ TEST_F(Translator, GreedyHeldOutAccuracy) {
   EXPECT_GE(exact, 0.98);
 }
 
-TEST_F(Translator, BeamOneIsGreedy) {
+TEST_P(Translator, BeamOneIsGreedy) {
   std::vector<std::string> texts = {"073812", "4096", "7", "12000345", "04526698572", "90017"};
   std::vector<kiln::GenerateResult> g = run(texts, greedy(), true);
   std::vector<kiln::GenerateResult> b = run(texts, beam(1, 0.6), true);
@@ -157,7 +172,7 @@ TEST_F(Translator, BeamOneIsGreedy) {
             "seventy four million five hundred twenty six thousand six hundred ninety eight");
 }
 
-TEST_F(Translator, BeamMatchesReference) {
+TEST_P(Translator, BeamMatchesReference) {
   // INPUT -> n-best rows (rank order) as written by reference_beam.py --nbest.
   std::ifstream in(kDir + "/beam_reference.tsv");
   ASSERT_TRUE(in);
@@ -188,11 +203,17 @@ TEST_F(Translator, BeamMatchesReference) {
   }
 }
 
-TEST_F(Translator, BeamAlphaZeroPrefersEmptyFor073812) {
+TEST_P(Translator, BeamAlphaZeroPrefersEmptyFor073812) {
   // README: with alpha = 0 the short empty hypothesis wins; the length penalty decides.
   std::vector<kiln::GenerateResult> r = run({"073812"}, beam(4, 0.0));
   EXPECT_EQ(vocab_->decodeTarget(r[0].best.tokens), "");
   EXPECT_EQ(r[0].best.tokens, (std::vector<int32_t>{2}));
 }
+
+INSTANTIATE_TEST_SUITE_P(Decoders, Translator,
+                         ::testing::Values(DecoderKind::KVCache, DecoderKind::Prefix),
+                         [](const ::testing::TestParamInfo<DecoderKind>& info) {
+                           return info.param == DecoderKind::KVCache ? "KVCache" : "Prefix";
+                         });
 
 } // namespace

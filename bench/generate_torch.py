@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""Greedy generation with the base Transformer: Kiln with its KV cache, Kiln re-decoding
+whole prefixes, and PyTorch with a KV cache of its own, on the same random weights and
+sources, side by side in one run (2 threads each).
+
+  64 tokens generated from a 64-token source, batch 1 and batch 8; <eos> never stops a
+  row, so every run generates exactly the same number of tokens.
+
+Run it through bench/run_generate_bench.sh, which puts PyTorch on OpenBLAS. Prints the
+median tokens/s of each and whether the three produced the same tokens.
+"""
+import argparse
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "conformance"))
+from make_reference import CONFIGS, Translator, write_safetensors  # noqa: E402
+
+BOS = 1
+
+
+class CachedGreedy:
+    """Incremental greedy decoding over torch.nn.Transformer's weights: each layer keeps
+    preallocated self-attention key/value caches [B, H, max_len, dk] written in place one
+    position per step, and cross-attention keys/values computed once per source."""
+
+    def __init__(self, model):
+        self.m = model
+        self.t = model.transformer
+        self.heads = self.t.decoder.layers[0].self_attn.num_heads
+        self.d = model.d_model
+        self.dk = self.d // self.heads
+
+    def split(self, x):  # [B, T, D] -> [B, H, T, dk]
+        b, t, _ = x.shape
+        return x.view(b, t, self.heads, self.dk).transpose(1, 2)
+
+    def attend(self, q, k, v, mask, out_proj):
+        s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dk)
+        if mask is not None:
+            s = s + mask
+        o = torch.matmul(torch.softmax(s, dim=-1), v)
+        b, h, t, dk = o.shape
+        return out_proj(o.transpose(1, 2).reshape(b, t, h * dk))
+
+    def generate(self, src, lengths, steps):
+        b, s = src.shape
+        memory = self.m.encode(src, lengths)
+        pad = torch.zeros(b, 1, 1, s)
+        pad.masked_fill_(Translator.padding_mask(lengths, s).view(b, 1, 1, s), float("-inf"))
+        caches, cross = [], []
+        for layer in self.t.decoder.layers:
+            w, bias = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
+            k = self.split(torch.nn.functional.linear(memory, w[self.d:2 * self.d],
+                                                      bias[self.d:2 * self.d]))
+            v = self.split(torch.nn.functional.linear(memory, w[2 * self.d:], bias[2 * self.d:]))
+            cross.append((k, v))
+            caches.append((torch.empty(b, self.heads, steps, self.dk),
+                           torch.empty(b, self.heads, steps, self.dk)))
+        pe = self.m.positions(steps)
+        scale = math.sqrt(self.d)
+        token = torch.full((b, 1), BOS, dtype=torch.long)
+        out = []
+        for p in range(steps):
+            x = self.m.embed(token) * scale + pe[p]
+            for layer, (kc, vc), (ck, cv) in zip(self.t.decoder.layers, caches, cross):
+                sa = layer.self_attn
+                q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight,
+                                                     sa.in_proj_bias).chunk(3, dim=-1)
+                kc[:, :, p:p + 1] = self.split(k)
+                vc[:, :, p:p + 1] = self.split(v)
+                h = self.attend(self.split(q), kc[:, :, :p + 1], vc[:, :, :p + 1], None,
+                                sa.out_proj)
+                x = layer.norm1(x + h)
+                ca = layer.multihead_attn
+                q = torch.nn.functional.linear(x, ca.in_proj_weight[:self.d],
+                                               ca.in_proj_bias[:self.d])
+                x = layer.norm2(x + self.attend(self.split(q), ck, cv, pad, ca.out_proj))
+                x = layer.norm3(x + layer.linear2(layer.activation(layer.linear1(x))))
+            x = self.t.decoder.norm(x)
+            logits = x[:, -1] @ self.m.embed.weight.t()
+            token = logits.argmax(dim=-1, keepdim=True)
+            out.append(token)
+        return torch.cat(out, dim=1)
+
+
+def torch_run(gen, src, lengths, steps, repeat):
+    with torch.no_grad():
+        tokens = gen.generate(src, lengths, steps)  # warm-up
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            gen.generate(src, lengths, steps)
+            times.append(time.perf_counter() - start)
+    return src.shape[0] * steps / statistics.median(times), tokens
+
+
+def kiln_run(bench, model, weights, sources_file, batch, steps, repeat, decoder):
+    out = subprocess.run([bench, model, weights, sources_file, "--batch", str(batch),
+                          "--tokens", str(steps), "--repeat", str(repeat),
+                          "--decoder", decoder], check=True, capture_output=True,
+                         text=True).stdout
+    rate = float(re.search(r"tokens/s ([0-9.]+)", out).group(1))
+    rows = [list(map(int, line.split(":")[1].split())) for line in out.splitlines()
+            if line.startswith("row")]
+    return rate, torch.tensor(rows)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--bench", required=True, help="build/bench/generate_bench")
+    p.add_argument("--model", required=True, help="transformer_base.so")
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--src-len", type=int, default=64)
+    p.add_argument("--batches", default="1,8")
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--prefix-repeat", type=int, default=3)
+    args = p.parse_args()
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    config = CONFIGS["base"]
+    model = Translator(config).eval()
+    work = tempfile.mkdtemp(prefix="kiln-gen-bench-")
+    weights = os.path.join(work, "weights.safetensors")
+    write_safetensors(weights, model.state_dict())
+    batches = [int(b) for b in args.batches.split(",")]
+    # Ids from 3 up: no <pad>, <bos> or <eos> in the sources.
+    src = torch.randint(3, config["vocab"], (max(batches), args.src_len))
+    sources_file = os.path.join(work, "sources.txt")
+    with open(sources_file, "w") as f:
+        for row in src.tolist():
+            f.write(" ".join(map(str, row)) + "\n")
+
+    gen = CachedGreedy(model)
+    print(f"base Transformer, greedy, {args.tokens} tokens from a {args.src_len}-token "
+          f"source, 2 threads; median tokens/s of {args.repeat} runs "
+          f"({args.prefix_repeat} for whole-prefix)")
+    print(f"{'':10}{'Kiln KV':>10}{'Kiln prefix':>13}{'PyTorch KV':>12}"
+          f"{'KV/prefix':>11}{'Kiln/PyTorch':>14}  same tokens")
+    for b in batches:
+        s, lens = src[:b], torch.full((b,), args.src_len)
+        k_kv, k_tokens = kiln_run(args.bench, args.model, weights, sources_file, b,
+                                  args.tokens, args.repeat, "kv")
+        k_pre, p_tokens = kiln_run(args.bench, args.model, weights, sources_file, b,
+                                   args.tokens, args.prefix_repeat, "prefix")
+        t_kv, t_tokens = torch_run(gen, s, lens, args.tokens, args.repeat)
+        same = torch.equal(k_tokens, p_tokens) and torch.equal(k_tokens, t_tokens)
+        print(f"{'batch %d' % b:10}{k_kv:10.1f}{k_pre:13.1f}{t_kv:12.1f}"
+              f"{k_kv / k_pre:11.2f}{k_kv / t_kv:14.2f}  {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()
