@@ -14,7 +14,7 @@ run=build/tools/kiln-run/kiln-run
 model=build/models/translator.so
 weights=models/translator/translator.safetensors
 config=models/translator/config.json
-inputs=(7 42 4096 90017 073812 12000345 99999999 31415926)
+inputs=(7 42 2026 4096 90017 12000345 99999999 31415926)
 
 echo "== compiled $model"
 "$run" --list "$model" | sed -n '/^entry/p'
