@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 namespace kiln {
@@ -149,13 +148,21 @@ KVCacheDecoder::KVCacheDecoder(const Model& model, const Weights& weights, int32
                                Entries entries)
     : session_(model, weights), padId_(padId), entries_(std::move(entries)) {
   vocabSize_ = vocabularyOf(model, entries_.step, "logits");
-  for (const TensorInfo& in : model.inputs(entries_.step))
-    if (in.name == "step" && in.hasBounds) {
-      char* end = nullptr;
-      long long hi = std::strtoll(in.boundsMax.c_str(), &end, 10);
-      if (end && *end == '\0')
-        capacity_ = hi + 1;
-    }
+  // The cache's capacity is the bound the model declares on `step` ([0, capacity - 1]).
+  std::vector<TensorInfo> inputs = model.inputs(entries_.step);
+  size_t entry = 0;
+  check(kiln_model_find_entry(model.get(), entries_.step.c_str(), &entry));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i].name != "step" || !inputs[i].hasBounds)
+      continue;
+    // Bounds that name dims (none do in nn::Transformer) leave the capacity unknown.
+    int64_t lo = 0, hi = 0;
+    kiln_status* status =
+        kiln_model_input_bounds(model.get(), entry, i, nullptr, nullptr, 0, &lo, &hi);
+    if (!status)
+      capacity_ = hi + 1;
+    kiln_status_free(status);
+  }
 }
 
 void KVCacheDecoder::start(const std::vector<std::vector<int32_t>>& sources) {

@@ -191,12 +191,13 @@ TEST_F(IncrementalDecoding, MisuseIsAClearError) {
   std::string past = errorOf(KILN_STATUS_INVALID_ARGUMENT,
                              [&] { step(session, {kBos, kBos, kBos}, 64, lengths_); });
   EXPECT_NE(past.find("'step'"), std::string::npos) << past;
+  EXPECT_NE(past.find("[0, 63]"), std::string::npos) << past;
   std::string batch = errorOf(KILN_STATUS_INVALID_ARGUMENT,
                               [&] { step(session, {kBos, kBos}, 0, {4, 2}); });
   EXPECT_NE(batch.find("state"), std::string::npos) << batch;
   std::string row = errorOf(KILN_STATUS_INVALID_ARGUMENT,
                             [&] { session.gatherStates({0, 3}); });
-  EXPECT_NE(row.find("3"), std::string::npos) << row;
+  EXPECT_NE(row.find("rows[1] is 3"), std::string::npos) << row;
   // The failed calls left the caches usable.
   EXPECT_EQ(step(session, {kBos, kBos, kBos}, 0, lengths_).size(), size_t(3 * kVocab));
 
