@@ -53,6 +53,26 @@ std::optional<kiln_dtype> parseSafetensorsDType(std::string_view name) {
   return std::nullopt;
 }
 
+int64_t elementCount(const std::vector<int64_t>& shape, size_t from) {
+  int64_t n = 1;
+  for (size_t d = from; d < shape.size(); ++d)
+    if (__builtin_mul_overflow(n, shape[d], &n))
+      return INT64_MAX;
+  return n;
+}
+
+int64_t lastElement(int64_t offset, const std::vector<int64_t>& shape,
+                    const std::vector<int64_t>& strides) {
+  int64_t last = offset;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    int64_t step;
+    if (__builtin_mul_overflow(shape[k] - 1, strides[k], &step) ||
+        __builtin_add_overflow(last, step, &last))
+      return INT64_MAX;
+  }
+  return last;
+}
+
 // Appending (not "[" + s) sidesteps a GCC 12 -Wrestrict false positive.
 std::string formatShape(const std::vector<int64_t>& shape) {
   std::string out = "[";

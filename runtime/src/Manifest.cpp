@@ -229,14 +229,7 @@ std::vector<StateDesc> parseStates(const Json& root) {
 // A view's "offset" (an integer or an expression) and "strides" (one per dimension).
 void getViewLayout(const Json& object, BufferDesc& b, const std::string& path) {
   if (const Json* offset = object.find("offset")) {
-    if ((offset->isInteger() && offset->asInt() < 0) ||
-        (!offset->isInteger() && !offset->isString()))
-      invalid(path + ".offset",
-              offset->isInteger()
-                  ? std::string("expected a non-negative integer element offset")
-                  : cat("expected a non-negative integer element offset or a dimension "
-                        "expression, got ", Json::kindName(offset->kind())));
-    b.offset = getDimItem(*offset, path + ".offset", true);
+    b.offset = getDimItem(*offset, path + ".offset", true, "offset");
   }
   if (const Json* strides = object.find("strides")) {
     if (!strides->isArray())
@@ -364,28 +357,19 @@ void checkStaticViewFits(const EntryDesc& e, size_t i, const std::string& bpath)
                          " but buffers[", b.root, "] has ", baseCount));
     return;
   }
-  // Strided: the last element is at offset + sum((extent - 1) * stride).
-  const std::vector<DimExpr>& strides = e.buffers[b.strideSource].strides;
-  int64_t last = offset;
+  std::vector<int64_t> extents, strides;
   for (size_t k = 0; k < b.dims.size(); ++k) {
-    if (!b.dims[k].isConstant() || !strides[k].isConstant())
+    const DimExpr& stride = e.buffers[b.strideSource].strides[k];
+    if (!b.dims[k].isConstant() || !stride.isConstant())
       return;
-    if (b.dims[k].constantValue() == 0)
-      return; // no element at all
-    int64_t step;
-    if (__builtin_mul_overflow(b.dims[k].constantValue() - 1, strides[k].constantValue(),
-                               &step) ||
-        __builtin_add_overflow(last, step, &last))
-      last = INT64_MAX;
+    extents.push_back(b.dims[k].constantValue());
+    strides.push_back(stride.constantValue());
   }
+  if (elementCount(extents) == 0)
+    return; // no element at all
+  int64_t last = lastElement(offset, extents, strides);
   if (last >= baseCount)
-    invalid(bpath, cat("strided view ", b.describe(), " with strides ",
-                       formatDims([&] {
-                         std::vector<std::string> t;
-                         for (const DimExpr& s : strides)
-                           t.push_back(s.text());
-                         return t;
-                       }()),
+    invalid(bpath, cat("strided view ", b.describe(), " with strides ", formatShape(strides),
                        " from offset ", offset, " reaches element ", last, " but buffers[",
                        b.root, "] has ", baseCount));
 }

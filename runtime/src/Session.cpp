@@ -25,14 +25,6 @@ halide_type_t halideType(kiln_dtype dtype) {
   return t;
 }
 
-int64_t elementCount(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape)
-    if (__builtin_mul_overflow(n, d, &n))
-      return INT64_MAX;
-  return n;
-}
-
 std::string bufferLabel(const EntryDesc& e, size_t b) {
   static const char* kinds[] = {"input", "parameter", "temp", "view", "state"};
   return cat("buffers[", b, "] (", kinds[int(e.buffers[b].kind)], ")");
@@ -249,14 +241,7 @@ void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
              " with ", formatBindings(e, st.dimValues));
       continue;
     }
-    // Strided: its last element is at offset + sum((extent - 1) * stride).
-    int64_t last = offset;
-    for (size_t k = 0; k < shape.size(); ++k) {
-      int64_t step;
-      if (__builtin_mul_overflow(shape[k] - 1, st.strides[b][k], &step) ||
-          __builtin_add_overflow(last, step, &last))
-        last = INT64_MAX;
-    }
+    int64_t last = lastElement(offset, shape, st.strides[b]);
     if (last >= rootCount)
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
            formatShape(shape), " with strides ", formatShape(st.strides[b]), " from offset ",

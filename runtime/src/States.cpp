@@ -8,19 +8,10 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <memory>
 
 namespace kiln::rt {
 
 namespace {
-
-int64_t elementCount(const std::vector<int64_t>& shape, size_t from = 0) {
-  int64_t n = 1;
-  for (size_t d = from; d < shape.size(); ++d)
-    if (__builtin_mul_overflow(n, shape[d], &n))
-      return INT64_MAX;
-  return n;
-}
 
 // "B = 2, W = 3": the values of the names a buffer's dims use that are bound.
 std::string bufferBindings(const EntryDesc& e, const BufferDesc& b,
@@ -253,48 +244,46 @@ void StateSet::gather(const int32_t* rows, size_t count) {
 
   // Everything that can fail happens before the first byte moves.
   GatherPlan plan = planGather(rows, int64_t(count), n);
-  std::vector<std::unique_ptr<TempBlock>> grown(live.size());
+  std::vector<size_t> rowBytes(live.size());
+  std::vector<TempBlock> grown(live.size()); // allocated for the states that must move
   size_t stagingBytes = 0;
   for (size_t k = 0; k < live.size(); ++k) {
     Slot& slot = slots_[live[k]];
-    size_t rowBytes = size_t(elementCount(slot.shape, 1)) * kiln_dtype_size(KILN_DTYPE_F32);
-    size_t total;
-    if (__builtin_mul_overflow(rowBytes, count, &total) ||
-        elementCount(slot.shape, 1) > int64_t(INT32_MAX) / int64_t(count ? count : 1))
+    int64_t rowElements = elementCount(slot.shape, 1);
+    if (count > 0 && rowElements > int64_t(INT32_MAX) / int64_t(count))
       fail(KILN_STATUS_INVALID_ARGUMENT, who, ": state '", manifest_.states[live[k]].name,
            "' ", formatShape(slot.shape), " with ", count,
            " rows would be too large for a Halide buffer (2^31 - 1 elements at most)");
-    if (total > slot.memory.capacity()) {
-      grown[k] = std::make_unique<TempBlock>();
-      grown[k]->reserve(total);
-    } else {
-      stagingBytes = std::max(stagingBytes, rowBytes);
-    }
+    rowBytes[k] = size_t(rowElements) * kiln_dtype_size(manifest_.states[live[k]].dtype);
+    if (rowBytes[k] * count > slot.memory.capacity())
+      grown[k].reserve(rowBytes[k] * count);
+    else
+      stagingBytes = std::max(stagingBytes, rowBytes[k]);
   }
   std::vector<uint8_t> staging(stagingBytes);
 
   for (size_t k = 0; k < live.size(); ++k) {
     Slot& slot = slots_[live[k]];
-    size_t rowBytes = size_t(elementCount(slot.shape, 1)) * kiln_dtype_size(KILN_DTYPE_F32);
+    size_t bytes = rowBytes[k];
     uint8_t* base = slot.memory.bytes();
-    if (grown[k]) {
+    if (grown[k].data()) {
       // New memory: every row goes there once, straight from its source.
-      uint8_t* to = grown[k]->bytes();
-      for (size_t i = 0; i < count && rowBytes; ++i)
-        std::memcpy(to + i * rowBytes, base + size_t(rows[i]) * rowBytes, rowBytes);
-      slot.memory.swap(*grown[k]);
-    } else if (rowBytes) {
+      uint8_t* to = grown[k].bytes();
+      for (size_t i = 0; i < count && bytes; ++i)
+        std::memcpy(to + i * bytes, base + size_t(rows[i]) * bytes, bytes);
+      slot.memory.swap(grown[k]);
+    } else if (bytes) {
       for (const GatherPlan::Op& op : plan.ops) {
         switch (op.kind) {
         case GatherPlan::Kind::Copy:
-          std::memcpy(base + size_t(op.dst) * rowBytes, base + size_t(op.src) * rowBytes,
-                      rowBytes);
+          std::memcpy(base + size_t(op.dst) * bytes, base + size_t(op.src) * bytes,
+                      bytes);
           break;
         case GatherPlan::Kind::Stage:
-          std::memcpy(staging.data(), base + size_t(op.src) * rowBytes, rowBytes);
+          std::memcpy(staging.data(), base + size_t(op.src) * bytes, bytes);
           break;
         case GatherPlan::Kind::FromStage:
-          std::memcpy(base + size_t(op.dst) * rowBytes, staging.data(), rowBytes);
+          std::memcpy(base + size_t(op.dst) * bytes, staging.data(), bytes);
           break;
         }
       }
@@ -313,8 +302,6 @@ void StateSet::clear() {
 }
 
 kiln_tensor StateSet::get(const char* name) const {
-  if (!name)
-    fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_state: name is NULL");
   int index = manifest_.findState(name);
   if (index < 0)
     fail(KILN_STATUS_NOT_FOUND, "model '", manifest_.model, "' has no state '", name, "'",
