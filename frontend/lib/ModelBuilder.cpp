@@ -398,21 +398,33 @@ bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
   return true;
 }
 
+/// An error at `loc`, an op's location (the DSL call that built it).
+static BuildError buildErrorAt(Location loc, std::string message) {
+  BuildError e{"", 0, 0, std::move(message)};
+  if (auto fileLoc = loc.dyn_cast<FileLineColLoc>()) {
+    e.file = fileLoc.getFilename().str();
+    e.line = fileLoc.getLine();
+    e.column = fileLoc.getColumn();
+  }
+  return e;
+}
+
 void ModelBuilder::bindDimensions(EntryState &state) {
   FuncOp func = state.func;
   MLIRContext &ctx = context();
-  // What binds each name when the entry runs: an input's shape, an input's value, or
-  // the shape of a state it reads.
+  for (size_t i = 0; i < state.inputNames.size(); ++i) {
+    func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state.inputNames[i]));
+    func.setArgAttr(i, kDimsAttr, state.inputDims[i]);
+  }
+  // What binds each name when the entry runs: an input's shape or the shape of a state
+  // it reads (as the IR sees them, before the value dims are set), or an input's value.
   std::map<std::string, std::string> binders;
-  for (size_t i = 0; i < state.inputNames.size(); ++i)
-    for (Attribute d : state.inputDims[i].cast<ArrayAttr>())
-      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty())
-        binders.try_emplace(n.str(), "the shape of input '" + state.inputNames[i] + "'");
-  func.walk([&](StateReadOp read) {
-    for (Attribute d : read.dims())
-      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty())
-        binders.try_emplace(n.str(), "the shape of state '" + read.name().str() + "'");
-  });
+  for (const DimBinding &b : entryDimBindings(func))
+    binders.try_emplace(b.name.str(), b.kind == DimBinding::State
+                                          ? "the shape of state '" +
+                                                cast<StateReadOp>(b.read).name().str() + "'"
+                                          : "the shape of input '" +
+                                                state.inputNames[b.input] + "'");
   for (size_t i = 0; i < state.inputNames.size(); ++i) {
     const std::string &dim = state.inputValueDims[i];
     if (dim.empty())
@@ -428,8 +440,6 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   }
 
   for (size_t i = 0; i < state.inputNames.size(); ++i) {
-    func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state.inputNames[i]));
-    func.setArgAttr(i, kDimsAttr, state.inputDims[i]);
     const EntryState::DeclaredBounds &bounds = state.inputBounds[i];
     if (!bounds.attr)
       continue;
@@ -450,11 +460,8 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   }
 
   // The runtime evaluates a new state's shape and a cache's position from bound names.
-  auto errorAt = [&](Location loc, const std::string &message) {
-    BuildError e{"", 0, 0, message};
-    if (auto fileLoc = loc.dyn_cast<FileLineColLoc>())
-      e = {fileLoc.getFilename().str(), fileLoc.getLine(), fileLoc.getColumn(), message};
-    errors_.push_back(std::move(e));
+  auto errorAt = [&](Location loc, std::string message) {
+    errors_.push_back(buildErrorAt(loc, std::move(message)));
   };
   func.walk([&](StateAllocOp alloc) {
     for (Attribute d : alloc.dims())
@@ -502,14 +509,7 @@ Model ModelBuilder::finish() {
   if (errors_.empty()) {
     // Anything the DSL's own checks missed still reaches the user with a location.
     ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
-      BuildError e;
-      if (auto fileLoc = d.getLocation().dyn_cast<FileLineColLoc>()) {
-        e.file = fileLoc.getFilename().str();
-        e.line = fileLoc.getLine();
-        e.column = fileLoc.getColumn();
-      }
-      e.message = d.str();
-      errors_.push_back(std::move(e));
+      errors_.push_back(buildErrorAt(d.getLocation(), d.str()));
       return success();
     });
     if (succeeded(verify(*module_)))

@@ -29,37 +29,6 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
-namespace {
-/// A dimension name that an entry binds when it runs, and what binds it.
-struct Binding {
-  enum Kind { Shape, Value, State };
-  StringRef name;
-  Kind kind;
-  /// The input, for Shape and Value.
-  unsigned input = 0;
-};
-} // namespace
-
-/// Every name `func` binds: its inputs' `kiln.dims` and `kiln.value_dim`, and the dims of
-/// its kiln.state_read ops (a state's shape binds them as an input's shape would).
-static llvm::SmallVector<Binding> entryBindings(FunctionOpInterface func) {
-  llvm::SmallVector<Binding> bindings;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
-      for (Attribute d : dims)
-        if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
-          bindings.push_back({name.getValue(), Binding::Shape, i});
-    if (auto name = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr))
-      bindings.push_back({name.getValue(), Binding::Value, i});
-  }
-  func->walk([&](StateReadOp read) {
-    for (Attribute d : read.dims())
-      if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
-        bindings.push_back({name.getValue(), Binding::State});
-  });
-  return bindings;
-}
-
 /// `kiln.value_dim`: a rank-0 i32 input whose value binds one dimension name that
 /// nothing else binds (the runtime would not know which binding wins).
 static LogicalResult verifyValueDim(FunctionOpInterface func, unsigned argIndex,
@@ -75,15 +44,15 @@ static LogicalResult verifyValueDim(FunctionOpInterface func, unsigned argIndex,
   auto name = value.dyn_cast<StringAttr>();
   if (!name || !isDimName(name.getValue()))
     return fail() << "must be one dimension name, got " << value;
-  for (const Binding &b : entryBindings(func)) {
-    if (b.name != name.getValue() || (b.kind == Binding::Value && b.input == argIndex))
+  for (const DimBinding &b : entryDimBindings(func)) {
+    if (b.name != name.getValue() || (b.kind == DimBinding::Value && b.input == argIndex))
       continue;
     auto error = fail() << "names '" << name.getValue() << "', which ";
-    if (b.kind == Binding::State)
+    if (b.kind == DimBinding::State)
       return error << "a kiln.state_read also binds by its shape";
     return error << "input #" << b.input << " also binds "
-                 << (b.kind == Binding::Shape ? "by its shape ('kiln.dims')"
-                                              : "by its value ('kiln.value_dim')");
+                 << (b.kind == DimBinding::Shape ? "by its shape ('kiln.dims')"
+                                                 : "by its value ('kiln.value_dim')");
   }
   return success();
 }
@@ -102,7 +71,7 @@ static LogicalResult verifyBounds(FunctionOpInterface func, unsigned argIndex,
   if (!ends || ends.size() != 2 || !ends[0].isa<StringAttr>() || !ends[1].isa<StringAttr>())
     return fail() << "must be an array of two strings [\"lo\", \"hi\"], got " << value;
 
-  llvm::SmallVector<Binding> bindings = entryBindings(func);
+  llvm::SmallVector<DimBinding> bindings = entryDimBindings(func);
   auto ownValueDim = func.getArgAttrOfType<StringAttr>(argIndex, kValueDimAttr);
   llvm::SmallVector<Optional<int64_t>, 2> constant;
   for (Attribute end : ends) {
@@ -115,7 +84,7 @@ static LogicalResult verifyBounds(FunctionOpInterface func, unsigned argIndex,
       if (ownValueDim && ownValueDim.getValue() == name)
         return fail() << "uses dimension '" << name << "', which this input's own value "
                       << "binds ('" << kValueDimAttr << "')";
-      if (llvm::none_of(bindings, [&](const Binding &b) { return b.name == name; }))
+      if (llvm::none_of(bindings, [&](const DimBinding &b) { return b.name == name; }))
         return fail() << "uses dimension '" << name << "', which the entry does not bind "
                       << "(no input's '" << kDimsAttr << "' or '" << kValueDimAttr
                       << "', nor a kiln.state_read, names it)";

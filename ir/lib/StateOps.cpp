@@ -22,7 +22,7 @@ SymShape kiln::declaredStateShape(RankedTensorType type, ArrayAttr dims) {
   return shape;
 }
 
-LogicalResult kiln::verifyStateName(Operation *op, StringRef name) {
+static LogicalResult verifyStateName(Operation *op, StringRef name) {
   if (name.empty())
     return op->emitOpError() << "needs a non-empty state name";
   return success();

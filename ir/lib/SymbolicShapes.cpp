@@ -25,44 +25,39 @@ static FailureOr<SymShape> argumentShape(FuncOp func, unsigned index, bool emitE
                        << "f32 or i32)";
     return failure();
   }
-  SymShape shape = shapeOf(type);
-  auto names = func.getArgAttrOfType<ArrayAttr>(index, kDimsAttr);
+  SymShape shape =
+      declaredStateShape(type, func.getArgAttrOfType<ArrayAttr>(index, kDimsAttr));
   for (size_t i = 0; i < shape.size(); ++i) {
-    SymDim &dim = shape[i];
-    if (dim.isStatic())
+    if (!shape[i].isUnknown())
       continue;
-    StringAttr name;
-    if (names && i < names.size())
-      name = names[i].dyn_cast<StringAttr>();
-    if (!name || name.getValue().empty()) {
-      if (emitErrors)
-        func.emitError() << "input #" << index << " of '" << func.getName()
-                         << "' has an unnamed dynamic dimension " << i << " (set the '"
-                         << kDimsAttr << "' argument attribute)";
-      return failure();
-    }
-    dim = SymDim::named(name.getValue().str());
+    if (emitErrors)
+      func.emitError() << "input #" << index << " of '" << func.getName()
+                       << "' has an unnamed dynamic dimension " << i << " (set the '"
+                       << kDimsAttr << "' argument attribute)";
+    return failure();
   }
   return shape;
 }
 
-/// The names the runtime binds before `func` runs: its inputs' dims and value dims and
-/// its state reads' dims.
-static llvm::StringSet<> boundNames(FuncOp func) {
-  llvm::StringSet<> names;
-  auto addAll = [&](ArrayAttr dims) {
+llvm::SmallVector<DimBinding> kiln::entryDimBindings(FunctionOpInterface func) {
+  llvm::SmallVector<DimBinding> bindings;
+  auto addNames = [&](ArrayAttr dims, DimBinding binding) {
     for (Attribute d : dims)
-      if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty())
-        names.insert(name.getValue());
+      if (auto name = d.dyn_cast<StringAttr>(); name && !name.getValue().empty()) {
+        binding.name = name.getValue();
+        bindings.push_back(binding);
+      }
   };
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
-      addAll(dims);
+      addNames(dims, {"", DimBinding::Shape, i});
     if (auto name = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr))
-      names.insert(name.getValue());
+      bindings.push_back({name.getValue(), DimBinding::Value, i});
   }
-  func.walk([&](StateReadOp read) { addAll(read.dims()); });
-  return names;
+  func->walk([&](StateReadOp read) {
+    addNames(read.dims(), {"", DimBinding::State, 0, read});
+  });
+  return bindings;
 }
 
 /// Why `op` uses a dimension name that nothing binds, or "". The runtime evaluates a
@@ -90,7 +85,9 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
       return failure();
     shapes[func.getArgument(i)] = *shape;
   }
-  llvm::StringSet<> bound = boundNames(func);
+  llvm::StringSet<> bound;
+  for (const DimBinding &b : entryDimBindings(func))
+    bound.insert(b.name);
   WalkResult walk = func.walk([&](Operation *op) -> WalkResult {
     if (std::string problem = unboundNameProblem(op, bound); !problem.empty()) {
       if (emitErrors)

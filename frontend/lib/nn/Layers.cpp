@@ -40,13 +40,17 @@ Embedding::Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab,
     : table_(m.parameter(prefix + ".weight", {vocab, dModel})), vocab_(vocab),
       dModel_(dModel) {}
 
+Tensor Embedding::scaledRows(const Tensor &ids) const {
+  return embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
+}
+
 Tensor Embedding::operator()(const Tensor &ids) const {
-  Tensor scaled = embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
+  Tensor scaled = scaledRows(ids);
   return scaled + sinusoid(positions(ids, /*axis=*/1), dModel_);
 }
 
 Tensor Embedding::atPosition(const Tensor &ids, const Tensor &position) const {
-  Tensor scaled = embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
+  Tensor scaled = scaledRows(ids);
   // [1, d_model], broadcast over the batch as operator()'s [T, d_model] is.
   return scaled + sinusoid(reshape(position, {1}), dModel_);
 }

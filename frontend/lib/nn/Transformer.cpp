@@ -39,17 +39,24 @@ DecoderLayer::DecoderLayer(ModelBuilder &m, const std::string &prefix,
       prefix_(prefix), dModel_(c.dModel), heads_(c.heads),
       maxDecodeLength_(c.maxDecodeLength) {}
 
-Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
-                                const Tensor &causalMask, const Tensor &memoryMask) const {
+Tensor DecoderLayer::sublayers(const Tensor &x, const Sublayer &selfAttend,
+                               const Sublayer &crossAttend) const {
   if (normFirst_) {
     Tensor n1 = norm1_(x);
-    Tensor h = x + selfAttn_(n1, n1, n1, causalMask);
-    h = h + crossAttn_(norm2_(h), memory, memory, memoryMask);
+    Tensor h = x + selfAttend(n1);
+    h = h + crossAttend(norm2_(h));
     return h + feedForward_(norm3_(h));
   }
-  Tensor h = norm1_(x + selfAttn_(x, x, x, causalMask));
-  h = norm2_(h + crossAttn_(h, memory, memory, memoryMask));
+  Tensor h = norm1_(x + selfAttend(x));
+  h = norm2_(h + crossAttend(h));
   return norm3_(h + feedForward_(h));
+}
+
+Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
+                                const Tensor &causalMask, const Tensor &memoryMask) const {
+  return sublayers(
+      x, [&](const Tensor &in) { return selfAttn_(in, in, in, causalMask); },
+      [&](const Tensor &in) { return crossAttn_(in, memory, memory, memoryMask); });
 }
 
 /// The declaration of a dimension that a tensor has: its name, or its static size.
@@ -92,15 +99,7 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
     Tensor mask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
     return crossAttn_.attend(q, k, v, mask);
   };
-  if (normFirst_) {
-    Tensor n1 = norm1_(x);
-    Tensor h = x + selfAttend(n1);
-    h = h + crossAttend(norm2_(h));
-    return h + feedForward_(norm3_(h));
-  }
-  Tensor h = norm1_(x + selfAttend(x));
-  h = norm2_(h + crossAttend(h));
-  return norm3_(h + feedForward_(h));
+  return sublayers(x, selfAttend, crossAttend);
 }
 
 Encoder::Encoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c) {

@@ -25,12 +25,13 @@ mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
 /// State ops (StateOps.cpp): a non-empty name, a rank >= 1 (dimension 0 is the batch),
 /// and `dims` naming every dynamic dim.
-mlir::LogicalResult verifyStateName(mlir::Operation *op, llvm::StringRef name);
 mlir::LogicalResult verifyStateAlloc(StateAllocOp op);
 mlir::LogicalResult verifyStateWrite(StateWriteOp op);
 mlir::LogicalResult verifyStateRead(StateReadOp op);
 mlir::LogicalResult verifyKvAppend(KvAppendOp op);
-/// The symbolic shape a state op declares: its type, each dynamic dim named by `dims`.
+/// The symbolic shape that a state op or an entry input declares: `type`, each dynamic
+/// dim named by its entry of `dims` (a state op's `dims`, an input's `kiln.dims`); a
+/// missing or "" entry leaves it unknown.
 SymShape declaredStateShape(mlir::RankedTensorType type, mlir::ArrayAttr dims);
 } // namespace kiln
 

@@ -12,7 +12,9 @@
 #include "kiln/ir/ShapeRules.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/FunctionInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace kiln {
 
@@ -39,6 +41,22 @@ inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 /// binds the dimension. The name may not also be bound by a shape (an input's
 /// `kiln.dims`, a kiln.state_read's `dims`) or another input's value.
 inline constexpr llvm::StringLiteral kValueDimAttr = "kiln.value_dim";
+
+/// A dimension name that an entry binds when it runs, and what binds it.
+struct DimBinding {
+  enum Kind { Shape, Value, State };
+  llvm::StringRef name;
+  Kind kind;
+  /// The input, for Shape and Value.
+  unsigned input = 0;
+  /// The kiln.state_read, for State.
+  mlir::Operation *read = nullptr;
+};
+
+/// Every name `func` binds, in order: per input, its `kiln.dims` then its
+/// `kiln.value_dim`; then the `dims` of its kiln.state_read ops (a state's shape binds
+/// them as an input's shape would). A name may appear more than once.
+llvm::SmallVector<DimBinding> entryDimBindings(mlir::FunctionOpInterface func);
 
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 

@@ -65,6 +65,9 @@ public:
   int64_t vocab() const { return vocab_; }
 
 private:
+  /// The table's rows for ids, scaled by sqrt(d_model), before positions are added.
+  Tensor scaledRows(const Tensor &ids) const;
+
   Parameter table_;
   int64_t vocab_, dModel_;
 };

@@ -10,6 +10,7 @@
 
 #include "kiln/frontend/nn/Attention.h"
 
+#include <functional>
 #include <vector>
 
 namespace kiln::nn {
@@ -75,6 +76,12 @@ public:
               const Tensor &srcLengths) const;
 
 private:
+  using Sublayer = std::function<Tensor(const Tensor &)>;
+  /// The layer around its two attentions (each x -> x's shape): residuals, norms (pre-
+  /// or post-norm) and the feed-forward block, shared by operator() and step().
+  Tensor sublayers(const Tensor &x, const Sublayer &selfAttend,
+                   const Sublayer &crossAttend) const;
+
   MultiHeadAttention selfAttn_, crossAttn_;
   FeedForward feedForward_;
   LayerNorm norm1_, norm2_, norm3_;
