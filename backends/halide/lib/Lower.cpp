@@ -225,6 +225,15 @@ std::string kiln::halide_backend::kernelSignature(Operation *op) {
   return os.str();
 }
 
+std::string kiln::halide_backend::denseCopySignature(Value value) {
+  std::string signature;
+  llvm::raw_string_ostream os(signature);
+  os << "copy(";
+  printOperandType(value, os);
+  os << ")";
+  return os.str();
+}
+
 FailureOr<LoweredKernel> kiln::halide_backend::lowerOp(Operation *op,
                                                        const Halide::Target &target) {
   if (!needsKernel(op)) {

@@ -21,14 +21,13 @@ using Halide::Var;
 
 namespace {
 
-/// result = `source`, over `type`'s extents. With `stridedOutputAxis`, the output is a
-/// strided view across that tensor axis (kv_append's target); otherwise dense.
-LoweredKernel lowerCopy(Value source, RankedTensorType type,
-                        llvm::Optional<int64_t> stridedOutputAxis,
+/// result = `source`. With `stridedOutputAxis`, the output is a strided view across
+/// that tensor axis (kv_append's target); otherwise dense.
+LoweredKernel lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis,
                         const Halide::Target &target) {
   ImageParam input = makeInput(source, "input");
-  Extents extents = extentsOf(type);
-  int rank = type.getRank();
+  Extents extents = extentsOf(tensorType(source));
+  int rank = static_cast<int>(extents.size());
   std::vector<Var> vars = makeVars(rank);
   Func output("result");
   output(vars) = input(asExprs(vars));
@@ -49,7 +48,7 @@ LoweredKernel lowerCopy(Value source, RankedTensorType type,
 
 LoweredKernel kiln::halide_backend::lowerStateWrite(StateWriteOp op,
                                                     const Halide::Target &target) {
-  return lowerCopy(op.value(), tensorType(op.value()), llvm::None, target);
+  return lowerCopy(op.value(), llvm::None, target);
 }
 
 /// The output is position P of the cache: the value's shape (1 along the axis), with the
@@ -57,18 +56,7 @@ LoweredKernel kiln::halide_backend::lowerStateWrite(StateWriteOp op,
 /// capacity of the cache, and it may have dynamic dimensions).
 LoweredKernel kiln::halide_backend::lowerKvAppend(KvAppendOp op,
                                                   const Halide::Target &target) {
-  return lowerCopy(op.value(), tensorType(op.value()),
-                   static_cast<int64_t>(op.axis()), target);
-}
-
-std::string kiln::halide_backend::denseCopySignature(Value value) {
-  std::string signature;
-  llvm::raw_string_ostream os(signature);
-  os << "copy(" << value.getType();
-  if (llvm::Optional<int64_t> axis = stridedViewAxis(value))
-    os << " strided(axis=" << *axis << ")";
-  os << ")";
-  return os.str();
+  return lowerCopy(op.value(), static_cast<int64_t>(op.axis()), target);
 }
 
 FailureOr<LoweredKernel> kiln::halide_backend::lowerDenseCopy(Value value,
@@ -79,5 +67,5 @@ FailureOr<LoweredKernel> kiln::halide_backend::lowerDenseCopy(Value value,
                               << target.to_string() << ")";
     return failure();
   }
-  return lowerCopy(value, tensorType(value), llvm::None, target);
+  return lowerCopy(value, llvm::None, target);
 }

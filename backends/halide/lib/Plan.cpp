@@ -1,10 +1,11 @@
 //===- Plan.cpp - Buffers, steps and unique kernels of a model ------------===//
 //
 // Every value of an entry point gets a buffer: inputs and parameters are bound by the
-// runtime, a reshape is a view of its operand (it moves no data), and every other op's
-// result is a temporary written by one step. Ops with equal kernel signatures share one
-// kernel, which is what lets the layers of a Transformer share their code. Session
-// states (key/value caches) are planned in PlanStates.cpp.
+// runtime, a reshape (or a transpose that moves only unit dims) is a view of its operand
+// (it moves no data), and every other op's result is a temporary written by one step.
+// Ops with equal kernel signatures share one kernel, which is what lets the layers of a
+// Transformer share their code. Session states (key/value caches) are planned in
+// PlanStates.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,6 +62,23 @@ static llvm::Optional<int64_t> contiguousSliceOffset(SliceOp slice) {
   if (ShapedType::isDynamic(shape[axis]))
     return llvm::None;
   return slice.start() * inner;
+}
+
+/// Whether `transpose` moves only dimensions of static size 1: the others keep their
+/// order, so the result is its input's row-major data under another shape, as a
+/// reshape's. A decoding step's [B, 1, H, d] <-> [B, H, 1, d] head splits are such.
+static bool movesOnlyUnitDims(TransposeOp transpose) {
+  ArrayRef<int64_t> shape = transpose.input().getType().cast<RankedTensorType>().getShape();
+  int64_t last = -1;
+  for (Attribute attr : transpose.permutation()) {
+    int64_t from = attr.cast<IntegerAttr>().getInt();
+    if (shape[from] == 1)
+      continue;
+    if (from < last)
+      return false;
+    last = from;
+  }
+  return true;
 }
 
 FailureOr<int> Planner::pushBuffer(EntryPlan &entry, Operation *op, BufferPlan buffer) {
@@ -189,6 +207,12 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
              << "): its positions are not one contiguous run of memory; reshape the "
                 "value before kv_append instead";
     return addBuffer(entry, &op, reshape.getResult(), BufferPlan::Kind::View, source);
+  }
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    // Copies nothing where it moves only unit dims; a strided view's is a kernel.
+    int source = buffers_.lookup(transpose.input());
+    if (movesOnlyUnitDims(transpose) && !entry.buffers[source].isStrided())
+      return addBuffer(entry, &op, transpose.getResult(), BufferPlan::Kind::View, source);
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     // A slice that is one contiguous run of its input (every dim before the axis is 1 and

@@ -45,11 +45,7 @@ SymShape denseStrides(llvm::ArrayRef<SymDim> shape) {
 }
 
 FailureOr<int> Planner::stateIndex(Operation *op, llvm::StringRef name, int64_t rank) {
-  if (rank < 1) {
-    op->emitError() << "state '" << name
-                    << "' must have rank 1 or more: its dimension 0 is the batch";
-    return failure();
-  }
+  // The verifier keeps states at rank >= 1.
   auto [it, inserted] =
       stateIndices_.try_emplace(name, static_cast<int>(plan_.states.size()));
   if (inserted) {

@@ -256,6 +256,31 @@ TEST_F(PlanStates, SliceOfAPrefixIsAKernelNotAView) {
   EXPECT_EQ(kernelName(1), "kiln_m_k1_slice");
 }
 
+TEST_F(PlanStates, TransposeOfUnitDimsIsAView) {
+  // A step's head split [B, 1, 2, 4] -> [B, 2, 1, 4] moves only the unit dim: a view,
+  // which kv_append copies from. Moving a dim of size 2 past the 4 is a kernel.
+  ASSERT_TRUE(plan(R"mlir(
+func @step(%x: tensor<?x1x2x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}, tensor<?x4x1x2xf32> {kiln.name = "z"}) {
+  %h = kiln.transpose %x {permutation = [0, 2, 1, 3]}
+      : (tensor<?x1x2x4xf32>) -> tensor<?x2x1x4xf32>
+  %c = kiln.kv_append "c", %h {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.relu %c : tensor<?x2x?x4xf32>
+  %t = kiln.transpose %h {permutation = [0, 3, 2, 1]}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x4x1x2xf32>
+  kiln.return %r, %t : tensor<?x2x?x4xf32>, tensor<?x4x1x2xf32>
+}
+)mlir")) << errors;
+  const Object &step = entry("step");
+  EXPECT_EQ(str(&buffer(step, 1)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,1,4],"view_of":0})");
+  EXPECT_EQ(str((*step.getArray("steps"))[0].getAsObject()->get("args")), "[1,3]");
+  EXPECT_EQ(str(root().get("kernels")),
+            R"(["kiln_m_k0_kv_append","kiln_m_k1_relu","kiln_m_k2_transpose"])");
+}
+
 TEST_F(PlanStates, StridedOperandsGetTheirOwnKernels) {
   // The same attention over dense keys (a state read) and over a strided prefix: a
   // kernel that pins dense strides cannot serve the prefix.
