@@ -1,6 +1,7 @@
-// generate_bench.cpp - tokens/s of greedy generation with a compiled Transformer, with the
-// KV-cache decoder or whole-prefix re-decoding (bench/generate_torch.py runs it and adds
-// PyTorch). Every source generates exactly --tokens tokens: <eos> is not a stop here.
+// generate_bench.cpp - tokens/s of greedy generation with a compiled Transformer, with
+// the KV-cache decoder or whole-prefix re-decoding (bench/generate_torch.py runs it and
+// adds PyTorch). Every source generates exactly --tokens tokens: <eos> is not a stop
+// here.
 //
 //   generate_bench MODEL.so WEIGHTS.safetensors SOURCES.txt [--batch B] [--tokens N]
 //                  [--repeat R] [--decoder kv|prefix]
@@ -20,10 +21,12 @@
 #include <string>
 #include <vector>
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s MODEL.so WEIGHTS SOURCES.txt [--batch B] [--tokens N] "
-                         "[--repeat R] [--decoder kv|prefix]\n", argv[0]);
+    std::fprintf(stderr,
+                 "usage: %s MODEL.so WEIGHTS SOURCES.txt [--batch B] [--tokens N] "
+                 "[--repeat R] [--decoder kv|prefix]\n",
+                 argv[0]);
     return 2;
   }
   size_t batch = 1;
@@ -56,8 +59,9 @@ int main(int argc, char** argv) {
         sources.push_back(std::move(row));
     }
     if (sources.size() != batch)
-      throw kiln::Error(KILN_STATUS_INVALID_ARGUMENT, std::string(argv[3]) + " has fewer than " +
-                                                          std::to_string(batch) + " sources");
+      throw kiln::Error(KILN_STATUS_INVALID_ARGUMENT,
+                        std::string(argv[3]) + " has fewer than " +
+                            std::to_string(batch) + " sources");
     kiln::Model model = kiln::Model::open(argv[1]);
     kiln::Weights weights = kiln::Weights::open(model, argv[2]);
     std::unique_ptr<kiln::StepDecoder> decoder;
@@ -71,21 +75,24 @@ int main(int argc, char** argv) {
     kiln::GenerateOptions options;
     options.maxLength = tokens;
     options.eosId = -1; // never stop early: every run does the same work
-    std::vector<kiln::GenerateResult> results = kiln::generate(*decoder, sources, options);
+    std::vector<kiln::GenerateResult> results =
+        kiln::generate(*decoder, sources, options);
     std::vector<double> seconds;
     for (int r = 0; r < repeat; ++r) {
       auto begin = std::chrono::steady_clock::now();
       kiln::generate(*decoder, sources, options);
       seconds.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
+              .count());
     }
     std::sort(seconds.begin(), seconds.end());
     double median = seconds[seconds.size() / 2];
     if (seconds.size() % 2 == 0)
       median = (median + seconds[seconds.size() / 2 - 1]) / 2;
-    std::printf("decoder %s batch %zu: %d tokens per row, median %.1f ms, tokens/s %.1f\n",
-                decoderKind.c_str(), batch, tokens, median * 1e3,
-                double(batch) * tokens / median);
+    std::printf(
+        "decoder %s batch %zu: %d tokens per row, median %.1f ms, tokens/s %.1f\n",
+        decoderKind.c_str(), batch, tokens, median * 1e3,
+        double(batch) * tokens / median);
     for (size_t i = 0; i < results.size(); ++i) {
       std::printf("row %zu:", i);
       for (int32_t id : results[i].best.tokens)
@@ -93,7 +100,7 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
     return 0;
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "generate_bench: error: %s\n", e.what());
     return 1;
   }

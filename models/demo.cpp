@@ -24,13 +24,16 @@ struct Linear {
   Linear(ModelBuilder &m, const std::string &name, int64_t in, int64_t out)
       : weight(m.parameter(name + ".weight", {out, in})),
         bias(m.parameter(name + ".bias", {out})) {}
-  Tensor operator()(const Tensor &x) const { return matmul(x, weight, false, true) + bias; }
+  Tensor operator()(const Tensor &x) const {
+    return matmul(x, weight, false, true) + bias;
+  }
   Parameter weight, bias;
 };
 
 struct LayerNorm {
   LayerNorm(ModelBuilder &m, const std::string &name, int64_t dim)
-      : weight(m.parameter(name + ".weight", {dim})), bias(m.parameter(name + ".bias", {dim})) {}
+      : weight(m.parameter(name + ".weight", {dim})),
+        bias(m.parameter(name + ".bias", {dim})) {}
   Tensor operator()(const Tensor &x) const { return layerNorm(x, weight, bias, 1e-5f); }
   Parameter weight, bias;
 };

@@ -120,7 +120,8 @@ Entry ModelBuilder::entry(const std::string &name, std::source_location loc) {
       error(loc, "entry point '" + name + "' is declared twice");
   auto state = std::make_unique<EntryState>();
   state->name = name;
-  state->func = FuncOp::create(location(loc), name, FunctionType::get(&context(), {}, {}));
+  state->func =
+      FuncOp::create(location(loc), name, FunctionType::get(&context(), {}, {}));
   state->func.addEntryBlock();
   module_->push_back(state->func);
   current_ = state.get();
@@ -135,7 +136,8 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   auto &state = *builder_->entries_[index_];
   for (const std::string &n : state.inputNames)
     if (n == name)
-      builder_->error(loc, "entry '" + state.name + "' already has an input '" + name + "'");
+      builder_->error(loc,
+                      "entry '" + state.name + "' already has an input '" + name + "'");
   if (std::string problem = boundaryProblem(dtype); !problem.empty()) {
     builder_->error(loc, "input '" + name + "'" + problem);
     dtype = DType::F32;
@@ -192,10 +194,12 @@ Tensor Entry::valueInput(const std::string &name, const Dim &dim, Bounds bounds,
                          std::source_location loc) {
   Tensor t = input(name, DType::I32, {}, std::move(bounds), loc);
   if (dim.name.empty() || !isDimName(dim.name)) {
-    builder_->error(loc, "value input '" + name + "' needs a dimension name to bind, "
-                         "as dyn(\"P\"), got " +
-                             (dim.name.empty() ? "the static size " + std::to_string(dim.size)
-                                               : "\"" + dim.name + "\""));
+    builder_->error(loc,
+                    "value input '" + name +
+                        "' needs a dimension name to bind, "
+                        "as dyn(\"P\"), got " +
+                        (dim.name.empty() ? "the static size " + std::to_string(dim.size)
+                                          : "\"" + dim.name + "\""));
     return t;
   }
   builder_->entries_[index_]->inputValueDims.back() = dim.name;
@@ -237,8 +241,9 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   Tensor t = input(name, dtype, std::move(dims), loc);
   auto &state = *builder_->entries_[index_];
   if (dtype != DType::I32) {
-    builder_->error(loc, "input '" + name + "' has bounds but is f32; bounds are for "
-                         "i32 inputs (token ids, lengths)");
+    builder_->error(loc, "input '" + name +
+                             "' has bounds but is f32; bounds are for "
+                             "i32 inputs (token ids, lengths)");
     return t;
   }
   ModelBuilder::EntryState::DeclaredBounds declared;
@@ -247,8 +252,8 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   for (const Bound *end : {&bounds.min, &bounds.max}) {
     llvm::Expected<std::vector<std::string>> names = dimExprNames(end->expr);
     if (!names) {
-      builder_->error(loc, "bounds of input '" + name + "': " +
-                               llvm::toString(names.takeError()));
+      builder_->error(loc, "bounds of input '" + name +
+                               "': " + llvm::toString(names.takeError()));
       return t;
     }
     declared.names.insert(declared.names.end(), names->begin(), names->end());
@@ -258,8 +263,8 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
     auto noNames = [](llvm::StringRef) { return llvm::Optional<int64_t>(); };
     llvm::Expected<int64_t> value = evaluateDimExpr(end->expr, noNames);
     if (!value) {
-      builder_->error(loc, "bounds of input '" + name + "': " +
-                               llvm::toString(value.takeError()));
+      builder_->error(loc, "bounds of input '" + name +
+                               "': " + llvm::toString(value.takeError()));
       return t;
     }
     constant.back() = *value;
@@ -276,7 +281,8 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   return t;
 }
 
-void Entry::output(const std::string &name, const Tensor &value, std::source_location loc) {
+void Entry::output(const std::string &name, const Tensor &value,
+                   std::source_location loc) {
   auto &state = *builder_->entries_[index_];
   ++state.declaredOutputs;
   if (!value.valid())
@@ -287,7 +293,8 @@ void Entry::output(const std::string &name, const Tensor &value, std::source_loc
   }
   for (const std::string &n : state.outputNames)
     if (n == name)
-      builder_->error(loc, "entry '" + state.name + "' already has an output '" + name + "'");
+      builder_->error(loc,
+                      "entry '" + state.name + "' already has an output '" + name + "'");
   if (value.value().getParentRegion() != &state.func.getBody()) {
     builder_->error(loc, "output '" + name + "' of entry '" + state.name +
                              "' is a tensor of another entry point");
@@ -420,11 +427,11 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   // it reads (as the IR sees them, before the value dims are set), or an input's value.
   std::map<std::string, std::string> binders;
   for (const DimBinding &b : entryDimBindings(func))
-    binders.try_emplace(b.name.str(), b.kind == DimBinding::State
-                                          ? "the shape of state '" +
-                                                cast<StateReadOp>(b.read).name().str() + "'"
-                                          : "the shape of input '" +
-                                                state.inputNames[b.input] + "'");
+    binders.try_emplace(b.name.str(),
+                        b.kind == DimBinding::State
+                            ? "the shape of state '" +
+                                  cast<StateReadOp>(b.read).name().str() + "'"
+                            : "the shape of input '" + state.inputNames[b.input] + "'");
   for (size_t i = 0; i < state.inputNames.size(); ++i) {
     const std::string &dim = state.inputValueDims[i];
     if (dim.empty())
@@ -432,8 +439,8 @@ void ModelBuilder::bindDimensions(EntryState &state) {
     auto [it, inserted] =
         binders.try_emplace(dim, "the value of input '" + state.inputNames[i] + "'");
     if (!inserted)
-      error(state.inputLocs[i], "value input '" + state.inputNames[i] + "' binds '" + dim +
-                                    "', which " + it->second +
+      error(state.inputLocs[i], "value input '" + state.inputNames[i] + "' binds '" +
+                                    dim + "', which " + it->second +
                                     " binds too; a dimension has one binding");
     else
       func.setArgAttr(i, kValueDimAttr, StringAttr::get(&ctx, dim));
@@ -451,7 +458,8 @@ void ModelBuilder::bindDimensions(EntryState &state) {
       func.setArgAttr(i, kBoundsAttr, bounds.attr);
     else if (*bad == own)
       error(bounds.loc, "bounds of input '" + state.inputNames[i] + "' use dimension '" +
-                            *bad + "', which its own value binds (after the bounds are "
+                            *bad +
+                            "', which its own value binds (after the bounds are "
                             "checked)");
     else
       error(bounds.loc, "bounds of input '" + state.inputNames[i] + "' use dimension '" +
@@ -465,17 +473,21 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   };
   func.walk([&](StateAllocOp alloc) {
     for (Attribute d : alloc.dims())
-      if (StringRef n = d.cast<StringAttr>().getValue(); !n.empty() && !binders.count(n.str()))
-        errorAt(alloc.getLoc(), "state '" + alloc.name().str() + "' has dimension '" +
-                                    n.str() + "', which entry '" + state.name +
-                                    "' does not bind (no input or state it reads has it)");
+      if (StringRef n = d.cast<StringAttr>().getValue();
+          !n.empty() && !binders.count(n.str()))
+        errorAt(alloc.getLoc(),
+                "state '" + alloc.name().str() + "' has dimension '" + n.str() +
+                    "', which entry '" + state.name +
+                    "' does not bind (no input or state it reads has it)");
   });
   func.walk([&](KvAppendOp append) {
     std::string p = append.position().str();
     if (!binders.count(p))
       errorAt(append.getLoc(), "kvAppend at position '" + p + "', which entry '" +
-                                   state.name + "' does not bind: declare it with "
-                                   "valueInput(NAME, dyn(\"" + p + "\"), BOUNDS)");
+                                   state.name +
+                                   "' does not bind: declare it with "
+                                   "valueInput(NAME, dyn(\"" +
+                                   p + "\"), BOUNDS)");
   });
 }
 
@@ -496,15 +508,17 @@ Model ModelBuilder::finish() {
     for (size_t i = 0; i < state->outputNames.size(); ++i)
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
     if (state->declaredOutputs == 0 && !state->writesState)
-      errors_.push_back({"", 0, 0, "entry point '" + state->name +
-                                       "' has no outputs and writes no state"});
+      errors_.push_back(
+          {"", 0, 0,
+           "entry point '" + state->name + "' has no outputs and writes no state"});
   }
   if (entries_.empty())
     errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point"});
   for (const auto &[name, info] : states_)
     if (!info.created && info.firstNeed)
-      error(*info.firstNeed, "state '" + name + "' is used, but no entry point creates "
-                             "it (with stateAlloc or stateWrite)");
+      error(*info.firstNeed, "state '" + name +
+                                 "' is used, but no entry point creates "
+                                 "it (with stateAlloc or stateWrite)");
 
   if (errors_.empty()) {
     // Anything the DSL's own checks missed still reaches the user with a location.

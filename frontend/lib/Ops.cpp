@@ -78,8 +78,8 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
     const Tensor &t = operands[i];
     if (!wanted || t.dtype() == *wanted)
       continue;
-    std::string got = std::string("an ") + dtypeName(t.dtype()) + " tensor " +
-                      toString(t.shape());
+    std::string got =
+        std::string("an ") + dtypeName(t.dtype()) + " tensor " + toString(t.shape());
     // Unnamed operands: an op that takes f32 throughout.
     builder->error(loc, std::string(opName) + " needs " +
                             (name ? std::string(name) + " of type " + dtypeName(*wanted)
@@ -100,7 +100,9 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
 }
 
 /// Maps a negative axis to its positive counterpart; the shape rule rejects the rest.
-int64_t normaliseAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+int64_t normaliseAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
 } // namespace
 
 Tensor kiln::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeRhs,
@@ -108,7 +110,9 @@ Tensor kiln::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeR
   const Tensor &a = lhs.tensor, &b = rhs.tensor;
   return buildOp(
       "matmul", {a, b}, loc, Signature::floats(2),
-      [&] { return shape_rules::matmul(a.shape(), b.shape(), transposeLhs, transposeRhs); },
+      [&] {
+        return shape_rules::matmul(a.shape(), b.shape(), transposeLhs, transposeRhs);
+      },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<MatmulOp>(l, t, a.value(), b.value(), transposeLhs, transposeRhs)
             .getResult();
@@ -141,8 +145,8 @@ Tensor kiln::constant(ModelBuilder &m, float value, SourceLoc loc) {
   return constant(m, {}, {value}, loc);
 }
 
-Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape, std::vector<float> values,
-                      SourceLoc loc) {
+Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape,
+                      std::vector<float> values, SourceLoc loc) {
   SymShape symbolic;
   for (int64_t d : shape) {
     if (d <= 0) {
@@ -156,15 +160,16 @@ Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape, std::vector<f
     count *= d;
   if (values.size() != 1 && static_cast<int64_t>(values.size()) != count) {
     m.error(loc, "constant of shape " + toString(symbolic) + " needs 1 or " +
-                     std::to_string(count) + " values, got " + std::to_string(values.size()));
+                     std::to_string(count) + " values, got " +
+                     std::to_string(values.size()));
     return {};
   }
   if (!m.prepareOperands({}, loc))
     return {};
   auto type = RankedTensorType::get(shape, Float32Type::get(&m.context()));
-  DenseElementsAttr value = values.size() == 1
-                                ? DenseElementsAttr::get(type, values.front())
-                                : DenseElementsAttr::get(type, llvm::makeArrayRef(values));
+  DenseElementsAttr value =
+      values.size() == 1 ? DenseElementsAttr::get(type, values.front())
+                         : DenseElementsAttr::get(type, llvm::makeArrayRef(values));
   Value result = m.opBuilder().create<ConstantOp>(m.location(loc), type, value);
   return m.wrap(result, std::move(symbolic), DType::F32);
 }
@@ -174,7 +179,8 @@ Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
   return buildOp(
       "scale", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
-        return ob.create<ScaleOp>(l, t, x.value(), ob.getF32FloatAttr(factor)).getResult();
+        return ob.create<ScaleOp>(l, t, x.value(), ob.getF32FloatAttr(factor))
+            .getResult();
       });
 }
 
@@ -219,7 +225,8 @@ Tensor kiln::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
       "reshape", {x}, loc, Signature::any(),
       [&] { return shape_rules::reshape(x.shape(), shape); },
       [&](OpBuilder &ob, Location l, Type t) {
-        return ob.create<ReshapeOp>(l, t, x.value(), ob.getI64ArrayAttr(shape)).getResult();
+        return ob.create<ReshapeOp>(l, t, x.value(), ob.getI64ArrayAttr(shape))
+            .getResult();
       });
 }
 
@@ -315,10 +322,10 @@ Tensor kiln::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc l
   int64_t normalised = normaliseAxis(axis, first.rank());
   for (const Tensor &t : inputs)
     if (t.valid() && first.valid() && t.dtype() != first.dtype()) {
-      first.builder()->error(loc, std::string("concat needs operands of one dtype, got ") +
-                                      dtypeName(first.dtype()) + " " +
-                                      toString(first.shape()) + " and " +
-                                      dtypeName(t.dtype()) + " " + toString(t.shape()));
+      first.builder()->error(
+          loc, std::string("concat needs operands of one dtype, got ") +
+                   dtypeName(first.dtype()) + " " + toString(first.shape()) + " and " +
+                   dtypeName(t.dtype()) + " " + toString(t.shape()));
       return {};
     }
   std::vector<SymShape> shapes;
@@ -343,7 +350,8 @@ Tensor kiln::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc l
 Tensor kiln::embedding(Operand table, Operand ids, SourceLoc loc) {
   const Tensor &w = table.tensor, &i = ids.tensor;
   return buildOp(
-      "embedding", {w, i}, loc, {{{"table", DType::F32}, {"ids", DType::I32}}, DType::F32},
+      "embedding", {w, i}, loc,
+      {{{"table", DType::F32}, {"ids", DType::I32}}, DType::F32},
       [&] { return shape_rules::embedding(w.shape(), i.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<EmbeddingOp>(l, t, w.value(), i.value()).getResult();
@@ -406,10 +414,12 @@ Tensor kiln::causalMask(Operand like, int64_t axis, MaskForm form, SourceLoc loc
 Tensor kiln::maskedFill(Operand input, Operand mask, float value, SourceLoc loc) {
   const Tensor &x = input.tensor, &m = mask.tensor;
   return buildOp(
-      "masked_fill", {x, m}, loc, {{{"input", DType::F32}, {"mask", DType::Bool}}, DType::F32},
+      "masked_fill", {x, m}, loc,
+      {{{"input", DType::F32}, {"mask", DType::Bool}}, DType::F32},
       [&] { return shape_rules::maskedFill(x.shape(), m.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
-        return ob.create<MaskedFillOp>(l, t, x.value(), m.value(), ob.getF32FloatAttr(value))
+        return ob
+            .create<MaskedFillOp>(l, t, x.value(), m.value(), ob.getF32FloatAttr(value))
             .getResult();
       });
 }
@@ -432,7 +442,7 @@ void kiln::stateWrite(const std::string &name, const Tensor &value, SourceLoc lo
   if (!builder->useState(name, value.shape(), ModelBuilder::StateUse::Create, loc))
     return;
   builder->opBuilder().create<StateWriteOp>(builder->location(loc), llvm::StringRef(name),
-                                             value.value());
+                                            value.value());
 }
 
 Tensor kiln::kvAppend(const std::string &name, const Tensor &value, int64_t axis,
@@ -454,8 +464,8 @@ Tensor kiln::kvAppend(const std::string &name, const Tensor &value, int64_t axis
     return {};
   }
   int64_t normalised = normaliseAxis(axis, value.rank());
-  ShapeResult result = shape_rules::kvAppend(value.shape(), normalised, capacity,
-                                             position.name);
+  ShapeResult result =
+      shape_rules::kvAppend(value.shape(), normalised, capacity, position.name);
   if (!result.succeeded()) {
     builder->error(loc, "kv_append: " + result.error);
     return {};

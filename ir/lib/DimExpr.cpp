@@ -152,8 +152,8 @@ bool kiln::isDimName(llvm::StringRef text) {
          llvm::all_of(text, isNameChar);
 }
 
-llvm::Expected<int64_t>
-kiln::evaluateDimExpr(llvm::StringRef expr,
-                      llvm::function_ref<llvm::Optional<int64_t>(llvm::StringRef)> lookup) {
+llvm::Expected<int64_t> kiln::evaluateDimExpr(
+    llvm::StringRef expr,
+    llvm::function_ref<llvm::Optional<int64_t>(llvm::StringRef)> lookup) {
   return Parser(expr, lookup, /*evaluate=*/true).parseAll();
 }

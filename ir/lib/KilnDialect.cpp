@@ -21,8 +21,8 @@ void KilnDialect::initialize() {
       >();
 }
 
-Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value, Type type,
-                                            Location loc) {
+Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
   auto elements = value.dyn_cast<DenseFPElementsAttr>();
   if (!elements || elements.getType() != type || !elements.getElementType().isF32())
     return nullptr;
@@ -68,7 +68,8 @@ static LogicalResult verifyBounds(FunctionOpInterface func, unsigned argIndex,
   if (!type || !type.getElementType().isSignlessInteger(32))
     return fail() << "needs an i32 tensor, got " << func.getArgumentTypes()[argIndex];
   auto ends = value.dyn_cast<ArrayAttr>();
-  if (!ends || ends.size() != 2 || !ends[0].isa<StringAttr>() || !ends[1].isa<StringAttr>())
+  if (!ends || ends.size() != 2 || !ends[0].isa<StringAttr>() ||
+      !ends[1].isa<StringAttr>())
     return fail() << "must be an array of two strings [\"lo\", \"hi\"], got " << value;
 
   llvm::SmallVector<DimBinding> bindings = entryDimBindings(func);

@@ -40,7 +40,8 @@ LogicalResult kiln::verifySymbolicShape(Operation *op) {
     return op->emitOpError() << inferred.error;
 
   auto resultType = op->getResult(0).getType().cast<RankedTensorType>();
-  Type inputElement = op->getOperand(0).getType().cast<RankedTensorType>().getElementType();
+  Type inputElement =
+      op->getOperand(0).getType().cast<RankedTensorType>().getElementType();
   Type expected = iface.inferElementType();
   if (resultType.getElementType() != expected) {
     if (expected == inputElement)
@@ -75,8 +76,9 @@ LogicalResult kiln::verifyReturn(ReturnOp op) {
   ArrayRef<Type> results = func.getType().getResults();
   if (op.getNumOperands() != results.size())
     return op.emitOpError() << "returns " << op.getNumOperands()
-                            << (op.getNumOperands() == 1 ? " value" : " values") << " but '"
-                            << func.getName() << "' declares " << results.size();
+                            << (op.getNumOperands() == 1 ? " value" : " values")
+                            << " but '" << func.getName() << "' declares "
+                            << results.size();
   for (unsigned i = 0; i < results.size(); ++i)
     if (op.getOperand(i).getType() != results[i])
       return op.emitOpError() << "result #" << i << " has type "
@@ -217,12 +219,12 @@ OpFoldResult ScaleOp::fold(ArrayRef<Attribute>) {
   if (auto inner = input().getDefiningOp<ScaleOp>()) {
     float a = inner.factor().convertToFloat(), b = factor().convertToFloat();
     float combined = a * b;
-    bool representable = std::isfinite(combined) &&
-                         (std::isnormal(combined) || a == 0.0f || b == 0.0f);
+    bool representable =
+        std::isfinite(combined) && (std::isnormal(combined) || a == 0.0f || b == 0.0f);
     if (!representable)
       return {};
-    (*this)->setAttr(factorAttrName(), FloatAttr::get(Float32Type::get(getContext()),
-                                                       combined));
+    (*this)->setAttr(factorAttrName(),
+                     FloatAttr::get(Float32Type::get(getContext()), combined));
     (*this)->setOperand(0, inner.input());
     return getResult();
   }
@@ -232,7 +234,8 @@ OpFoldResult ScaleOp::fold(ArrayRef<Attribute>) {
 OpFoldResult ConstantOp::fold(ArrayRef<Attribute>) { return value(); }
 
 OpFoldResult ReshapeOp::fold(ArrayRef<Attribute>) {
-  if (input().getType() == getType() && getType().cast<RankedTensorType>().hasStaticShape())
+  if (input().getType() == getType() &&
+      getType().cast<RankedTensorType>().hasStaticShape())
     return input();
   // reshape(reshape(x)) -> reshape(x), in place, when the outer shape does not copy
   // dims by position from the inner result (that would change which dims are kept).

@@ -32,7 +32,8 @@ std::string kiln::toString(llvm::ArrayRef<SymDim> shape) {
 SymShape kiln::shapeOf(mlir::RankedTensorType type) {
   SymShape shape;
   for (int64_t d : type.getShape())
-    shape.push_back(mlir::ShapedType::isDynamic(d) ? SymDim::unknown() : SymDim::fixed(d));
+    shape.push_back(mlir::ShapedType::isDynamic(d) ? SymDim::unknown()
+                                                   : SymDim::fixed(d));
   return shape;
 }
 
@@ -227,7 +228,8 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
       result[inferred] = SymDim::unknown();
     } else if (!total.divide(known)) {
       return ShapeResult::failure("reshape of " + toString(input) + " to " +
-                                  toString(result) + ": the element count is not divisible");
+                                  toString(result) +
+                                  ": the element count is not divisible");
     } else {
       result[inferred] = total.toDim();
     }
@@ -245,10 +247,9 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
 ShapeResult shape_rules::transpose(llvm::ArrayRef<SymDim> input,
                                    llvm::ArrayRef<int64_t> permutation) {
   if (permutation.size() != input.size())
-    return ShapeResult::failure("transpose permutation has " +
-                                std::to_string(permutation.size()) +
-                                " entries for an input of rank " +
-                                std::to_string(input.size()));
+    return ShapeResult::failure(
+        "transpose permutation has " + std::to_string(permutation.size()) +
+        " entries for an input of rank " + std::to_string(input.size()));
   llvm::SmallVector<bool, 4> seen(input.size(), false);
   SymShape result;
   for (int64_t p : permutation) {

@@ -15,11 +15,12 @@ using namespace kiln;
 static std::string checkAxis(const char *op, llvm::ArrayRef<SymDim> shape, int64_t axis) {
   if (axis >= 0 && axis < static_cast<int64_t>(shape.size()))
     return "";
-  return std::string(op) + " axis " + std::to_string(axis) + " is out of range for shape " +
-         toString(shape);
+  return std::string(op) + " axis " + std::to_string(axis) +
+         " is out of range for shape " + toString(shape);
 }
 
-ShapeResult shape_rules::linear(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> weight,
+ShapeResult shape_rules::linear(llvm::ArrayRef<SymDim> input,
+                                llvm::ArrayRef<SymDim> weight,
                                 llvm::ArrayRef<SymDim> bias) {
   if (input.empty())
     return ShapeResult::failure("linear needs an input of rank >= 1");
@@ -59,12 +60,14 @@ ShapeResult shape_rules::slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64
     return ShapeResult::failure(error);
   if (start < 0 || end <= start)
     return ShapeResult::failure("slice needs 0 <= start < end, got start " +
-                                std::to_string(start) + " and end " + std::to_string(end));
+                                std::to_string(start) + " and end " +
+                                std::to_string(end));
   // A dynamic size is checked when the op runs: the rule cannot know it.
   const SymDim &size = input[axis];
   if (size.isStatic() && end > size.size)
-    return ShapeResult::failure("slice end " + std::to_string(end) + " exceeds dimension " +
-                                std::to_string(axis) + " of " + toString(input));
+    return ShapeResult::failure("slice end " + std::to_string(end) +
+                                " exceeds dimension " + std::to_string(axis) + " of " +
+                                toString(input));
   SymShape result(input.begin(), input.end());
   result[axis] = SymDim::fixed(end - start);
   return ShapeResult::ok(std::move(result));

@@ -39,7 +39,8 @@ static LogicalResult verifyStateRank(Operation *op, Type type) {
 
 /// `dims` has one entry per dimension of `type`: a name for each dynamic one (a single
 /// name, which the runtime binds or checks), "" for each static one.
-static LogicalResult verifyStateDims(Operation *op, RankedTensorType type, ArrayAttr dims) {
+static LogicalResult verifyStateDims(Operation *op, RankedTensorType type,
+                                     ArrayAttr dims) {
   if (dims.size() != static_cast<size_t>(type.getRank()))
     return op->emitOpError() << "'dims' has " << dims.size() << " entries but the type "
                              << type << " has rank " << type.getRank();
@@ -99,8 +100,8 @@ ShapeResult shape_rules::kvAppend(ArrayRef<SymDim> value, int64_t axis, int64_t 
                                 "its batch");
   if (!value[axis].isStatic() || value[axis].size != 1)
     return ShapeResult::failure("kv_append appends one position: dimension " +
-                                std::to_string(axis) + " of the value " + toString(value) +
-                                " must be 1");
+                                std::to_string(axis) + " of the value " +
+                                toString(value) + " must be 1");
   if (capacity < 1)
     return ShapeResult::failure("kv_append capacity must be positive, got " +
                                 std::to_string(capacity));

@@ -95,13 +95,15 @@ static Optional<ScaleStep> asScale(Operation *op) {
     return step;
   }
   if (!constantRhs && !constantLhs) {
-    step.problem = "the scores go through a '" + opName + "' by a tensor that is not a "
+    step.problem = "the scores go through a '" + opName +
+                   "' by a tensor that is not a "
                    "kiln.constant, so the scale is not one known factor";
     return step;
   }
   Optional<double> value = splatValue(constant);
   if (!value) {
-    step.problem = "the scores go through a '" + opName + "' by a kiln.constant that is "
+    step.problem = "the scores go through a '" + opName +
+                   "' by a kiln.constant that is "
                    "not a splat, so the scale is not one factor";
     return step;
   }
@@ -192,8 +194,8 @@ LogicalResult AttentionMatcher::addMask(Value mask, Value scores, bool boolean,
   }
   term.zeroOrNegInf = builder != nullptr;
   if (auto causal = dyn_cast_or_null<CausalMaskOp>(builder)) {
-    bool keepsCausal = llvm::all_of(llvm::makeArrayRef(chain).drop_front(),
-                                    keepsTrailingMatrix);
+    bool keepsCausal =
+        llvm::all_of(llvm::makeArrayRef(chain).drop_front(), keepsTrailingMatrix);
     term.causal = keepsCausal && provesCausal(causal, scores);
   }
   // Outer scales (between this mask and the softmax) scale the mask too: harmless for
@@ -208,7 +210,8 @@ LogicalResult AttentionMatcher::addMask(Value mask, Value scores, bool boolean,
                              ", which turns its -inf into +inf or NaN");
   }
   bool general = !term.zeroOrNegInf;
-  if (general && llvm::any_of(found.masks, [](const MaskTerm &t) { return !t.zeroOrNegInf; }))
+  if (general &&
+      llvm::any_of(found.masks, [](const MaskTerm &t) { return !t.zeroOrNegInf; }))
     return fail(depth, "the scores get two additive masks that are not 0/-inf masks; "
                        "fusing them into one mask operand would change how their sum "
                        "rounds");
@@ -241,8 +244,9 @@ LogicalResult AttentionMatcher::matchChain(Value v, AttentionMatch &found,
       for (unsigned side : {first, 1 - first}) {
         Value scores = add->getOperand(side), mask = add->getOperand(1 - side);
         if (scores.getType() != add.getType()) {
-          (void)fail(depth, "the mask " + llvm::Twine(side == 0 ? "(rhs)" : "(lhs)") +
-                          " of the kiln.add broadcasts the scores to a larger shape");
+          (void)fail(depth,
+                     "the mask " + llvm::Twine(side == 0 ? "(rhs)" : "(lhs)") +
+                         " of the kiln.add broadcasts the scores to a larger shape");
           continue;
         }
         AttentionMatch attempt = found;
@@ -313,18 +317,20 @@ LogicalResult AttentionMatcher::checkOperands(MatmulOp root, AttentionMatch &fou
   // Past the chain: these reasons are final, whatever an earlier attempt said.
   reason_.clear();
   int64_t rank = tensorType(found.query).getRank();
-  if (tensorType(found.key).getRank() != rank || tensorType(found.value).getRank() != rank)
+  if (tensorType(found.key).getRank() != rank ||
+      tensorType(found.value).getRank() != rank)
     return fail(0, "Q, K and V have ranks " + llvm::Twine(rank) + ", " +
                        llvm::Twine(tensorType(found.key).getRank()) + " and " +
                        llvm::Twine(tensorType(found.value).getRank()) +
                        "; kiln.attention takes them of one rank");
   if (rank < 3)
-    return fail(0, "Q, K and V have rank " + llvm::Twine(rank) +
-                       "; kiln.attention needs a batch dimension ([..., T, d], rank >= 3)");
+    return fail(0,
+                "Q, K and V have rank " + llvm::Twine(rank) +
+                    "; kiln.attention needs a batch dimension ([..., T, d], rank >= 3)");
   float scale = static_cast<float>(found.scale);
   if (!std::isfinite(scale) || (scale != 0.0f && !std::isnormal(scale)))
-    return fail(0, "the scales combine to " + str(found.scale) +
-                       ", which f32 cannot hold");
+    return fail(0,
+                "the scales combine to " + str(found.scale) + ", which f32 cannot hold");
 
   SymShape key = shapeOf(tensorType(found.key));
   if (found.transposeKey)
@@ -336,9 +342,9 @@ LogicalResult AttentionMatcher::checkOperands(MatmulOp root, AttentionMatch &fou
     SymShape shape = shapeOf(tensorType(term.value));
     mask = mask ? shape_rules::broadcast(*mask, shape).shape : shape;
   }
-  ShapeResult inferred = shape_rules::attention(shapeOf(tensorType(found.query)), key,
-                                                shapeOf(tensorType(found.value)),
-                                                mask ? &*mask : nullptr);
+  ShapeResult inferred =
+      shape_rules::attention(shapeOf(tensorType(found.query)), key,
+                             shapeOf(tensorType(found.value)), mask ? &*mask : nullptr);
   if (!inferred.succeeded())
     return fail(0, "the shapes do not fit kiln.attention: " + inferred.error);
   SymShape declared = shapeOf(tensorType(root.getResult()));
@@ -363,8 +369,9 @@ LogicalResult AttentionMatcher::matchRoot(MatmulOp root, SoftmaxOp softmax,
                        ", not the last axis (" + llvm::Twine(rank - 1) +
                        ") that indexes the keys");
   if (!softmax.getResult().hasOneUse())
-    return fail(0, "the attention weights (the softmax's result) have another use besides "
-                   "the matmul with V, which would still need them");
+    return fail(0,
+                "the attention weights (the softmax's result) have another use besides "
+                "the matmul with V, which would still need them");
   if (failed(matchChain(softmax.input(), found, 1)))
     return failure();
   found.value = root.rhs();

@@ -36,7 +36,8 @@ Value rebuildAdditive(const MaskTerm &term, PatternRewriter &rewriter) {
     if (current)
       clone->setOperand(0, current);
     auto type = op->getResult(0).getType().cast<RankedTensorType>();
-    clone->getResult(0).setType(RankedTensorType::get(type.getShape(), rewriter.getF32Type()));
+    clone->getResult(0).setType(
+        RankedTensorType::get(type.getShape(), rewriter.getF32Type()));
     current = clone->getResult(0);
   }
   return current;
@@ -52,13 +53,16 @@ Value buildMask(const AttentionMatch &found, bool &causal, Location loc,
       causal = true;
       continue;
     }
-    Value additive = term.booleanChain.empty() ? term.value : rebuildAdditive(term, rewriter);
+    Value additive =
+        term.booleanChain.empty() ? term.value : rebuildAdditive(term, rewriter);
     if (!mask) {
       mask = additive;
       continue;
     }
     // The matcher allowed at most one term that is not 0 / -inf, so this sum is exact.
-    auto shapeOfValue = [](Value v) { return shapeOf(v.getType().cast<RankedTensorType>()); };
+    auto shapeOfValue = [](Value v) {
+      return shapeOf(v.getType().cast<RankedTensorType>());
+    };
     ShapeResult sum = shape_rules::broadcast(shapeOfValue(mask), shapeOfValue(additive));
     auto type = RankedTensorType::get(staticShape(sum.shape), rewriter.getF32Type());
     mask = rewriter.create<AddOp>(loc, type, mask, additive);
@@ -73,13 +77,15 @@ AttentionOp buildAttention(const AttentionMatch &found, MatmulOp root,
   if (found.transposeKey) {
     auto type = key.getType().cast<RankedTensorType>();
     int64_t rank = type.getRank();
-    llvm::SmallVector<int64_t, 4> perm, shape(type.getShape().begin(), type.getShape().end());
+    llvm::SmallVector<int64_t, 4> perm,
+        shape(type.getShape().begin(), type.getShape().end());
     for (int64_t i = 0; i < rank; ++i)
       perm.push_back(i);
     std::swap(perm[rank - 2], perm[rank - 1]);
     std::swap(shape[rank - 2], shape[rank - 1]);
     auto transposed = RankedTensorType::get(shape, type.getElementType());
-    key = rewriter.create<TransposeOp>(loc, transposed, key, rewriter.getI64ArrayAttr(perm));
+    key = rewriter.create<TransposeOp>(loc, transposed, key,
+                                       rewriter.getI64ArrayAttr(perm));
   }
   bool causal = false;
   Value mask = buildMask(found, causal, loc, rewriter);
@@ -91,7 +97,8 @@ AttentionOp buildAttention(const AttentionMatch &found, MatmulOp root,
       "scale", rewriter.getF32FloatAttr(static_cast<float>(found.scale))));
   if (causal)
     attributes.push_back(rewriter.getNamedAttr("causal", rewriter.getBoolAttr(true)));
-  return rewriter.create<AttentionOp>(loc, TypeRange{root.getType()}, operands, attributes);
+  return rewriter.create<AttentionOp>(loc, TypeRange{root.getType()}, operands,
+                                      attributes);
 }
 
 struct FuseAttentionPattern : public OpRewritePattern<MatmulOp> {
@@ -134,8 +141,8 @@ struct FuseAttentionPass : public FuseAttentionBase<FuseAttentionPass> {
       if (reason.empty())
         reason = "its result is not the lhs of a kiln.matmul (the attention weights "
                  "times V)";
-      emitRemark(softmax.getLoc()) << "kiln.softmax not fused into kiln.attention: "
-                                   << reason;
+      emitRemark(softmax.getLoc())
+          << "kiln.softmax not fused into kiln.attention: " << reason;
     });
   }
 };

@@ -7,30 +7,33 @@
 using namespace kiln::rt;
 
 namespace {
-Session* unwrap(kiln_session* s) { return reinterpret_cast<Session*>(s); }
-const Session* unwrap(const kiln_session* s) { return reinterpret_cast<const Session*>(s); }
+Session *unwrap(kiln_session *s) { return reinterpret_cast<Session *>(s); }
+const Session *unwrap(const kiln_session *s) {
+  return reinterpret_cast<const Session *>(s);
+}
 } // namespace
 
 extern "C" {
 
-KILN_API void kiln_session_options_initialize(kiln_session_options* options) {
+KILN_API void kiln_session_options_initialize(kiln_session_options *options) {
   if (!options)
     return;
   options->reuse_temps = 1;
   options->max_temp_bytes = 0;
 }
 
-KILN_API kiln_status* kiln_session_create(const kiln_model* model, const kiln_weights* weights,
-                                          const kiln_session_options* options,
-                                          kiln_session** out_session) {
+KILN_API kiln_status *kiln_session_create(const kiln_model *model,
+                                          const kiln_weights *weights,
+                                          const kiln_session_options *options,
+                                          kiln_session **out_session) {
   if (out_session)
     *out_session = nullptr;
   return guard([&] {
     if (!model || !out_session)
       fail(KILN_STATUS_INVALID_ARGUMENT,
            "kiln_session_create: model and out_session must not be NULL");
-    auto* m = reinterpret_cast<const Model*>(model);
-    auto* w = reinterpret_cast<const Weights*>(weights);
+    auto *m = reinterpret_cast<const Model *>(model);
+    auto *w = reinterpret_cast<const Weights *>(weights);
     size_t params = m->manifest().parameters.size();
     if (!w && params > 0)
       fail(KILN_STATUS_INVALID_ARGUMENT, "model '", m->manifest().model, "' has ", params,
@@ -41,14 +44,15 @@ KILN_API kiln_status* kiln_session_create(const kiln_model* model, const kiln_we
            m->manifest().model, "'");
     kiln_session_options defaults;
     kiln_session_options_initialize(&defaults);
-    *out_session = reinterpret_cast<kiln_session*>(new Session(m, w, options ? *options : defaults));
+    *out_session = reinterpret_cast<kiln_session *>(
+        new Session(m, w, options ? *options : defaults));
   });
 }
 
-KILN_API void kiln_session_release(kiln_session* session) { delete unwrap(session); }
+KILN_API void kiln_session_release(kiln_session *session) { delete unwrap(session); }
 
-KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_name,
-                                       const kiln_tensor* inputs, size_t input_count) {
+KILN_API kiln_status *kiln_session_run(kiln_session *session, const char *entry_name,
+                                       const kiln_tensor *inputs, size_t input_count) {
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
@@ -56,12 +60,12 @@ KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_
   });
 }
 
-KILN_API size_t kiln_session_output_count(const kiln_session* session) {
+KILN_API size_t kiln_session_output_count(const kiln_session *session) {
   return session ? unwrap(session)->outputCount() : 0;
 }
 
-KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const char* name,
-                                              kiln_tensor* out_tensor) {
+KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
+                                              const char *name, kiln_tensor *out_tensor) {
   return guard([&] {
     if (!session || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output: NULL argument");
@@ -69,8 +73,8 @@ KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const
   });
 }
 
-KILN_API kiln_status* kiln_session_get_output_at(const kiln_session* session, size_t index,
-                                                 kiln_tensor* out_tensor) {
+KILN_API kiln_status *kiln_session_get_output_at(const kiln_session *session,
+                                                 size_t index, kiln_tensor *out_tensor) {
   return guard([&] {
     if (!session || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output_at: NULL argument");
@@ -78,8 +82,9 @@ KILN_API kiln_status* kiln_session_get_output_at(const kiln_session* session, si
   });
 }
 
-KILN_API kiln_status* kiln_session_copy_output(const kiln_session* session, const char* name,
-                                               void* dst, size_t dst_size) {
+KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
+                                               const char *name, void *dst,
+                                               size_t dst_size) {
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_copy_output: session is NULL");
@@ -97,14 +102,15 @@ KILN_API kiln_status* kiln_session_copy_output(const kiln_session* session, cons
   });
 }
 
-KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out) {
+KILN_API void kiln_session_get_stats(const kiln_session *session,
+                                     kiln_session_stats *out) {
   if (!out)
     return;
   *out = session ? unwrap(session)->stats() : kiln_session_stats{};
 }
 
-KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const char* name,
-                                             kiln_tensor* out_tensor) {
+KILN_API kiln_status *kiln_session_get_state(const kiln_session *session,
+                                             const char *name, kiln_tensor *out_tensor) {
   return guard([&] {
     if (!session || !name || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_state: NULL argument");
@@ -112,8 +118,8 @@ KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const 
   });
 }
 
-KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const int32_t* rows,
-                                                 size_t row_count) {
+KILN_API kiln_status *kiln_session_gather_states(kiln_session *session,
+                                                 const int32_t *rows, size_t row_count) {
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_gather_states: session is NULL");
@@ -121,10 +127,9 @@ KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const in
   });
 }
 
-KILN_API void kiln_session_clear_states(kiln_session* session) {
+KILN_API void kiln_session_clear_states(kiln_session *session) {
   if (session)
     unwrap(session)->clearStates();
 }
 
 } // extern "C"
-

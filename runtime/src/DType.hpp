@@ -15,21 +15,21 @@ namespace kiln::rt {
 
 bool isValidDType(kiln_dtype dtype);
 std::optional<kiln_dtype> parseManifestDType(std::string_view name); // "f32"
-const char* safetensorsDTypeName(kiln_dtype dtype);                    // "F32"
+const char *safetensorsDTypeName(kiln_dtype dtype);                  // "F32"
 // Element size of any dtype the safetensors format defines (0 if unknown), so offsets of
 // tensors we do not use can still be validated.
 size_t safetensorsDTypeSize(std::string_view name);
 std::optional<kiln_dtype> parseSafetensorsDType(std::string_view name);
 
 // Elements in shape[from:], INT64_MAX on overflow.
-int64_t elementCount(const std::vector<int64_t>& shape, size_t from = 0);
+int64_t elementCount(const std::vector<int64_t> &shape, size_t from = 0);
 // Where the last element of a strided layout lies: offset + sum((shape[k] - 1) *
 // strides[k]), INT64_MAX on overflow. The shape must have no zero extent.
-int64_t lastElement(int64_t offset, const std::vector<int64_t>& shape,
-                    const std::vector<int64_t>& strides);
+int64_t lastElement(int64_t offset, const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> &strides);
 
 // "[B, S, 64]" style rendering of shapes for messages.
-std::string formatShape(const std::vector<int64_t>& shape);
-std::string formatDims(const std::vector<std::string>& dims);
+std::string formatShape(const std::vector<int64_t> &shape);
+std::string formatDims(const std::vector<std::string> &dims);
 
 } // namespace kiln::rt

@@ -13,7 +13,7 @@ struct ParseFailure {
 
 class DimExprParser {
 public:
-  DimExprParser(std::string_view text, DimExpr& expr) : text_(text), expr_(expr) {}
+  DimExprParser(std::string_view text, DimExpr &expr) : text_(text), expr_(expr) {}
 
   void parse() {
     skipSpace();
@@ -22,13 +22,14 @@ public:
     parseSum();
     skipSpace();
     if (pos_ != text_.size())
-      fail(std::string("unexpected '") + text_[pos_] + "' at offset " + std::to_string(pos_));
+      fail(std::string("unexpected '") + text_[pos_] + "' at offset " +
+           std::to_string(pos_));
   }
 
 private:
   using Op = DimExpr::Op;
 
-  [[noreturn]] void fail(const std::string& message) { throw ParseFailure{message}; }
+  [[noreturn]] void fail(const std::string &message) { throw ParseFailure{message}; }
 
   void skipSpace() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t'))
@@ -102,7 +103,7 @@ private:
       while (pos_ < text_.size() && (isNameStart(text_[pos_]) || isDigit(text_[pos_])))
         ++pos_;
       std::string name(text_.substr(start, pos_ - start));
-      auto& names = expr_.names_;
+      auto &names = expr_.names_;
       auto it = std::find(names.begin(), names.end(), name);
       int64_t index = it - names.begin();
       if (it == names.end())
@@ -113,16 +114,16 @@ private:
   }
 
   std::string_view text_;
-  DimExpr& expr_;
+  DimExpr &expr_;
   size_t pos_ = 0;
 };
 
-std::optional<DimExpr> DimExpr::parse(std::string_view text, std::string& error) {
+std::optional<DimExpr> DimExpr::parse(std::string_view text, std::string &error) {
   DimExpr expr;
   expr.text_ = std::string(text);
   try {
     DimExprParser(text, expr).parse();
-  } catch (const ParseFailure& f) {
+  } catch (const ParseFailure &f) {
     error = f.message;
     return std::nullopt;
   }
@@ -144,7 +145,7 @@ DimExpr DimExpr::constant(int64_t value) {
   return expr;
 }
 
-const std::string* DimExpr::bareName() const {
+const std::string *DimExpr::bareName() const {
   // "(S)" evaluates like "S" but is written as an expression: only a plain name binds.
   if (nodes_.size() != 1 || nodes_[0].op != Op::Name)
     return nullptr;
@@ -152,13 +153,13 @@ const std::string* DimExpr::bareName() const {
   return text_.compare(b, e - b + 1, names_[0]) == 0 ? &names_[0] : nullptr;
 }
 
-bool DimExpr::evaluate(const int64_t* values, int64_t& out, std::string& error) const {
+bool DimExpr::evaluate(const int64_t *values, int64_t &out, std::string &error) const {
   return evalNode(int(nodes_.size()) - 1, values, out, error);
 }
 
-bool DimExpr::evalNode(int index, const int64_t* values, int64_t& out,
-                       std::string& error) const {
-  const Node& node = nodes_[index];
+bool DimExpr::evalNode(int index, const int64_t *values, int64_t &out,
+                       std::string &error) const {
+  const Node &node = nodes_[index];
   if (node.op == Op::Const) {
     out = node.value;
     return true;
@@ -172,9 +173,15 @@ bool DimExpr::evalNode(int index, const int64_t* values, int64_t& out,
     return false;
   bool overflow = false;
   switch (node.op) {
-  case Op::Add: overflow = __builtin_add_overflow(a, b, &out); break;
-  case Op::Sub: overflow = __builtin_sub_overflow(a, b, &out); break;
-  case Op::Mul: overflow = __builtin_mul_overflow(a, b, &out); break;
+  case Op::Add:
+    overflow = __builtin_add_overflow(a, b, &out);
+    break;
+  case Op::Sub:
+    overflow = __builtin_sub_overflow(a, b, &out);
+    break;
+  case Op::Mul:
+    overflow = __builtin_mul_overflow(a, b, &out);
+    break;
   case Op::Div:
     if (b == 0) {
       error = "division by zero in '" + text_ + "'";
@@ -186,7 +193,8 @@ bool DimExpr::evalNode(int index, const int64_t* values, int64_t& out,
     }
     out = a / b;
     break;
-  default: break;
+  default:
+    break;
   }
   if (overflow) {
     error = "integer overflow in '" + text_ + "'";

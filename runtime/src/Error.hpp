@@ -1,4 +1,5 @@
-// Error.hpp - the exception the runtime's internals throw; the C API turns it into a status.
+// Error.hpp - the exception the runtime's internals throw; the C API turns it into a
+// status.
 #pragma once
 
 #include "kiln/runtime.h"
@@ -10,8 +11,8 @@
 
 namespace kiln::rt {
 
-// Internals report failures by throwing, which keeps validation code linear; every C entry
-// point catches at the boundary (see guard), so nothing escapes to the caller.
+// Internals report failures by throwing, which keeps validation code linear; every C
+// entry point catches at the boundary (see guard), so nothing escapes to the caller.
 class Error : public std::runtime_error {
 public:
   Error(kiln_status_code code, std::string message)
@@ -24,33 +25,31 @@ private:
 
 // Builds a message from streamable pieces: fail(CODE, "input '", name, "' ...").
 template <typename... Parts>
-[[noreturn]] void fail(kiln_status_code code, const Parts&... parts) {
+[[noreturn]] void fail(kiln_status_code code, const Parts &...parts) {
   std::ostringstream os;
   (os << ... << parts);
   throw Error(code, os.str());
 }
 
-template <typename... Parts>
-std::string cat(const Parts&... parts) {
+template <typename... Parts> std::string cat(const Parts &...parts) {
   std::ostringstream os;
   (os << ... << parts);
   return os.str();
 }
 
 // Allocates a status; never fails (falls back to a static out-of-memory status).
-kiln_status* makeStatus(kiln_status_code code, const std::string& message);
+kiln_status *makeStatus(kiln_status_code code, const std::string &message);
 
 // Runs body and converts whatever it throws into a status.
-template <typename Body>
-kiln_status* guard(Body&& body) noexcept {
+template <typename Body> kiln_status *guard(Body &&body) noexcept {
   try {
     body();
     return nullptr;
-  } catch (const Error& e) {
+  } catch (const Error &e) {
     return makeStatus(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
+  } catch (const std::bad_alloc &) {
     return makeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory");
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     return makeStatus(KILN_STATUS_INTERNAL, std::string("internal error: ") + e.what());
   } catch (...) {
     return makeStatus(KILN_STATUS_INTERNAL, "internal error: unknown exception");
@@ -59,10 +58,10 @@ kiln_status* guard(Body&& body) noexcept {
 
 // Joins items as "a, b, c" for messages.
 template <typename Range, typename Fn>
-std::string join(const Range& items, Fn&& toString, const char* sep = ", ") {
+std::string join(const Range &items, Fn &&toString, const char *sep = ", ") {
   std::string out;
   bool first = true;
-  for (const auto& item : items) {
+  for (const auto &item : items) {
     if (!first)
       out += sep;
     out += toString(item);

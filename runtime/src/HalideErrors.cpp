@@ -12,7 +12,7 @@ std::mutex globalMutex;
 std::string globalMessage;
 std::atomic<uint64_t> globalSeq{0};
 
-std::string trimmed(const char* message) {
+std::string trimmed(const char *message) {
   std::string m = message ? message : "";
   while (!m.empty() && (m.back() == '\n' || m.back() == ' '))
     m.pop_back();
@@ -23,7 +23,7 @@ std::string trimmed(const char* message) {
 
 } // namespace
 
-void halideErrorHandler(void*, const char* message) {
+void halideErrorHandler(void *, const char *message) {
   try { // called from generated code: nothing may propagate
     std::string m = trimmed(message);
     if (!threadMessage.empty())
@@ -36,9 +36,11 @@ void halideErrorHandler(void*, const char* message) {
   }
 }
 
-void halidePrintHandler(void*, const char*) {}
+void halidePrintHandler(void *, const char *) {}
 
-HalideErrorScope::HalideErrorScope() : globalSeq_(globalSeq.load()) { threadMessage.clear(); }
+HalideErrorScope::HalideErrorScope() : globalSeq_(globalSeq.load()) {
+  threadMessage.clear();
+}
 
 std::string HalideErrorScope::message() const {
   if (!threadMessage.empty())

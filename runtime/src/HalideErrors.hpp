@@ -1,5 +1,5 @@
-// HalideErrors.hpp - captures what a model's Halide runtime reports, instead of letting it
-// print to stderr, so a failing kernel's message ends up in the run's status.
+// HalideErrors.hpp - captures what a model's Halide runtime reports, instead of letting
+// it print to stderr, so a failing kernel's message ends up in the run's status.
 #pragma once
 
 #include <cstdint>
@@ -10,9 +10,9 @@ namespace kiln::rt {
 // Installed into every loaded model with its halide_set_error_handler. Messages go to the
 // reporting thread's buffer, and to a process-wide "latest" slot for errors raised on a
 // Halide worker thread (parallel loops), which the calling thread's buffer never sees.
-void halideErrorHandler(void* userContext, const char* message);
+void halideErrorHandler(void *userContext, const char *message);
 // Installed with halide_set_custom_print: the runtime never prints.
-void halidePrintHandler(void* userContext, const char* message);
+void halidePrintHandler(void *userContext, const char *message);
 
 // Brackets one kernel call: construct before, message() after a failure.
 class HalideErrorScope {

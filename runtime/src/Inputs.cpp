@@ -13,15 +13,15 @@ namespace kiln::rt {
 
 namespace {
 
-std::vector<int64_t> shapeOf(const kiln_tensor& t) {
+std::vector<int64_t> shapeOf(const kiln_tensor &t) {
   return std::vector<int64_t>(t.shape, t.shape + t.rank);
 }
 
-std::string inputNames(const EntryDesc& e) {
-  return join(e.inputs, [](const TensorDesc& t) { return "'" + t.name + "'"; });
+std::string inputNames(const EntryDesc &e) {
+  return join(e.inputs, [](const TensorDesc &t) { return "'" + t.name + "'"; });
 }
 
-void checkInput(const EntryDesc& e, const TensorDesc& want, const kiln_tensor& got) {
+void checkInput(const EntryDesc &e, const TensorDesc &want, const kiln_tensor &got) {
   std::string who = cat("entry '", e.name, "': input '", want.name, "'");
   if (!isValidDType(got.dtype))
     fail(KILN_STATUS_INVALID_ARGUMENT, who, " has invalid dtype value ", int(got.dtype));
@@ -50,7 +50,7 @@ void checkInput(const EntryDesc& e, const TensorDesc& want, const kiln_tensor& g
 
 // Index of the first of `count` T values at `bytes` outside [lo, hi], or -1.
 template <typename T>
-int64_t firstOutside(const void* bytes, int64_t count, int64_t lo, int64_t hi) {
+int64_t firstOutside(const void *bytes, int64_t count, int64_t lo, int64_t hi) {
   using U = std::make_unsigned_t<T>;
   using Limits = std::numeric_limits<T>;
   if (count == 0)
@@ -63,7 +63,7 @@ int64_t firstOutside(const void* bytes, int64_t count, int64_t lo, int64_t hi) {
   // looks for the culprit in a block that has one.
   const U low = U(T(std::max(lo, int64_t(Limits::min()))));
   const U span = U(U(T(std::min(hi, int64_t(Limits::max())))) - low);
-  const auto* data = static_cast<const unsigned char*>(bytes);
+  const auto *data = static_cast<const unsigned char *>(bytes);
   auto outside = [&](int64_t i) {
     U v;
     std::memcpy(&v, data + i * int64_t(sizeof(T)), sizeof(T)); // no alignment assumed
@@ -83,29 +83,30 @@ int64_t firstOutside(const void* bytes, int64_t count, int64_t lo, int64_t hi) {
   return -1;
 }
 
-int64_t valueAt(const kiln_tensor& t, int64_t i) {
+int64_t valueAt(const kiln_tensor &t, int64_t i) {
   if (t.dtype == KILN_DTYPE_I32) {
     int32_t v;
-    std::memcpy(&v, static_cast<const unsigned char*>(t.data) + 4 * i, 4);
+    std::memcpy(&v, static_cast<const unsigned char *>(t.data) + 4 * i, 4);
     return v;
   }
   int64_t v;
-  std::memcpy(&v, static_cast<const unsigned char*>(t.data) + 8 * i, 8);
+  std::memcpy(&v, static_cast<const unsigned char *>(t.data) + 8 * i, 8);
   return v;
 }
 
 } // namespace
 
-std::vector<const kiln_tensor*> matchInputs(const EntryDesc& e, const kiln_tensor* inputs,
-                                            size_t count) {
+std::vector<const kiln_tensor *> matchInputs(const EntryDesc &e,
+                                             const kiln_tensor *inputs, size_t count) {
   if (count > 0 && !inputs)
     fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': inputs is NULL but ", count,
          " inputs were passed");
-  std::vector<const kiln_tensor*> byInput(e.inputs.size(), nullptr);
+  std::vector<const kiln_tensor *> byInput(e.inputs.size(), nullptr);
   for (size_t i = 0; i < count; ++i) {
-    const char* name = inputs[i].name;
+    const char *name = inputs[i].name;
     if (!name)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': inputs[", i, "] has no name");
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': inputs[", i,
+           "] has no name");
     size_t k = 0;
     while (k < e.inputs.size() && e.inputs[k].name != name)
       ++k;
@@ -123,19 +124,20 @@ std::vector<const kiln_tensor*> matchInputs(const EntryDesc& e, const kiln_tenso
       missing.push_back("'" + e.inputs[k].name + "'");
   if (!missing.empty())
     fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': missing input",
-         missing.size() > 1 ? "s " : " ", join(missing, [](const std::string& s) { return s; }),
-         " (it takes ", inputNames(e), ")");
+         missing.size() > 1 ? "s " : " ",
+         join(missing, [](const std::string &s) { return s; }), " (it takes ",
+         inputNames(e), ")");
   for (size_t k = 0; k < e.inputs.size(); ++k)
     checkInput(e, e.inputs[k], *byInput[k]);
   return byInput;
 }
 
-void bindInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-                   std::vector<int64_t>& values) {
+void bindInputDims(const EntryDesc &e, const std::vector<const kiln_tensor *> &inputs,
+                   std::vector<int64_t> &values) {
   values.assign(e.dimNames.size(), -1);
   std::vector<std::pair<size_t, size_t>> boundBy(e.dimNames.size()); // (input, dim)
   for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const TensorDesc& want = e.inputs[i];
+    const TensorDesc &want = e.inputs[i];
     for (size_t d = 0; d < want.dims.size(); ++d) {
       int slot = want.bindSlot[d];
       if (slot < 0)
@@ -156,22 +158,22 @@ void bindInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& in
   }
 }
 
-void bindValueDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-                   std::vector<int64_t>& values) {
+void bindValueDims(const EntryDesc &e, const std::vector<const kiln_tensor *> &inputs,
+                   std::vector<int64_t> &values) {
   for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const TensorDesc& want = e.inputs[i];
+    const TensorDesc &want = e.inputs[i];
     if (want.valueDimSlot < 0)
       continue;
     int64_t value = valueAt(*inputs[i], 0);
     if (value < 0)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name, "' is ",
-           value, ", but its value is dimension '", want.valueDim,
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name,
+           "' is ", value, ", but its value is dimension '", want.valueDim,
            "', which cannot be negative");
     values[want.valueDimSlot] = value;
   }
 }
 
-int inputBinding(const EntryDesc& e, int slot) {
+int inputBinding(const EntryDesc &e, int slot) {
   for (size_t i = 0; i < e.inputs.size(); ++i)
     for (int s : e.inputs[i].bindSlot)
       if (s == slot)
@@ -179,10 +181,10 @@ int inputBinding(const EntryDesc& e, int slot) {
   return -1;
 }
 
-void checkInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-                    const std::vector<int64_t>& values) {
+void checkInputDims(const EntryDesc &e, const std::vector<const kiln_tensor *> &inputs,
+                    const std::vector<int64_t> &values) {
   for (size_t i = 0; i < e.inputs.size(); ++i) {
-    const TensorDesc& want = e.inputs[i];
+    const TensorDesc &want = e.inputs[i];
     for (size_t d = 0; d < want.dims.size(); ++d) {
       if (want.bindSlot[d] >= 0)
         continue;
@@ -192,40 +194,42 @@ void checkInputDims(const EntryDesc& e, const std::vector<const kiln_tensor*>& i
         fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name,
              "' dim ", d, ": ", error, " (with ", formatBindings(e, values), ")");
       if (inputs[i]->shape[d] != expected) {
-        std::string expectation =
-            want.dims[d].isConstant()
-                ? std::to_string(expected)
-                : cat(want.dimTexts[d], " = ", expected, " with ", formatBindings(e, values));
+        std::string expectation = want.dims[d].isConstant()
+                                      ? std::to_string(expected)
+                                      : cat(want.dimTexts[d], " = ", expected, " with ",
+                                            formatBindings(e, values));
         fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': input '", want.name,
-             "' has shape ", formatShape(shapeOf(*inputs[i])), ", expected ", want.describe(),
-             ": dim ", d, " is ", inputs[i]->shape[d], ", expected ", expectation);
+             "' has shape ", formatShape(shapeOf(*inputs[i])), ", expected ",
+             want.describe(), ": dim ", d, " is ", inputs[i]->shape[d], ", expected ",
+             expectation);
       }
     }
   }
 }
 
-void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inputs,
-                 const std::vector<int64_t>& values, BoundsOf which) {
+void checkBounds(const EntryDesc &e, const std::vector<const kiln_tensor *> &inputs,
+                 const std::vector<int64_t> &values, BoundsOf which) {
   for (size_t k = 0; k < e.inputs.size(); ++k) {
-    const TensorDesc& want = e.inputs[k];
+    const TensorDesc &want = e.inputs[k];
     if (!want.bounds)
       continue;
     bool isValueDim = want.valueDimSlot >= 0;
     if ((which == BoundsOf::ValueDimInputs && !isValueDim) ||
         (which == BoundsOf::OtherInputs && isValueDim))
       continue;
-    const kiln_tensor& got = *inputs[k];
+    const kiln_tensor &got = *inputs[k];
     int64_t lo, hi;
     std::string error;
     if (!want.bounds->min.evaluate(values.data(), lo, error) ||
         !want.bounds->max.evaluate(values.data(), hi, error))
-      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': bounds of input '", want.name,
-           "': ", error, " (with ", formatBindings(e, values), ")");
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': bounds of input '",
+           want.name, "': ", error, " (with ", formatBindings(e, values), ")");
     int64_t count = 1;
     for (int32_t d = 0; d < got.rank; ++d)
       count *= got.shape[d]; // cannot overflow: checkInput bounded the product
-    int64_t bad = got.dtype == KILN_DTYPE_I32 ? firstOutside<int32_t>(got.data, count, lo, hi)
-                                              : firstOutside<int64_t>(got.data, count, lo, hi);
+    int64_t bad = got.dtype == KILN_DTYPE_I32
+                      ? firstOutside<int32_t>(got.data, count, lo, hi)
+                      : firstOutside<int64_t>(got.data, count, lo, hi);
     if (bad < 0)
       continue;
     // The offending element's index, row-major.
@@ -234,8 +238,8 @@ void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inpu
       index[size_t(d)] = rest % got.shape[d];
       rest /= got.shape[d];
     }
-    const std::string& loText = want.bounds->min.text();
-    const std::string& hiText = want.bounds->max.text();
+    const std::string &loText = want.bounds->min.text();
+    const std::string &hiText = want.bounds->max.text();
     std::string range = cat("[", loText, ", ", hiText, "]");
     if (loText != std::to_string(lo) || hiText != std::to_string(hi))
       range += cat(" = [", lo, ", ", hi, "]");
@@ -245,7 +249,7 @@ void checkBounds(const EntryDesc& e, const std::vector<const kiln_tensor*>& inpu
   }
 }
 
-std::string formatBindings(const EntryDesc& e, const std::vector<int64_t>& values) {
+std::string formatBindings(const EntryDesc &e, const std::vector<int64_t> &values) {
   std::string out;
   for (size_t s = 0; s < e.dimNames.size() && s < values.size(); ++s)
     if (values[s] >= 0) // not yet bound otherwise

@@ -7,21 +7,27 @@
 
 namespace kiln::rt {
 
-const Json* Json::find(std::string_view key) const {
-  for (const auto& [name, value] : members_)
+const Json *Json::find(std::string_view key) const {
+  for (const auto &[name, value] : members_)
     if (name == key)
       return &value;
   return nullptr;
 }
 
-const char* Json::kindName(Kind kind) {
+const char *Json::kindName(Kind kind) {
   switch (kind) {
-  case Kind::Null: return "null";
-  case Kind::Bool: return "a boolean";
-  case Kind::Number: return "a number";
-  case Kind::String: return "a string";
-  case Kind::Array: return "an array";
-  case Kind::Object: return "an object";
+  case Kind::Null:
+    return "null";
+  case Kind::Bool:
+    return "a boolean";
+  case Kind::Number:
+    return "a number";
+  case Kind::String:
+    return "a string";
+  case Kind::Array:
+    return "an array";
+  case Kind::Object:
+    return "an object";
   }
   return "?";
 }
@@ -46,15 +52,15 @@ public:
   }
 
 private:
-  // Deep nesting would overflow the stack on hostile input; no real header nests this far.
+  // Deep nesting would overflow the stack on hostile input; no real header nests this
+  // far.
   static constexpr int kMaxDepth = 128;
 
-  [[noreturn]] void error(const std::string& message) { throw ParseError{pos_, message}; }
+  [[noreturn]] void error(const std::string &message) { throw ParseError{pos_, message}; }
 
   void skipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-            text_[pos_] == '\r'))
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
 
@@ -97,7 +103,7 @@ private:
     return value;
   }
 
-  void parseObject(Json& value, int depth) {
+  void parseObject(Json &value, int depth) {
     ++pos_; // '{'
     skipSpace();
     if (consume("}"))
@@ -125,7 +131,7 @@ private:
     }
   }
 
-  void parseArray(Json& value, int depth) {
+  void parseArray(Json &value, int depth) {
     ++pos_; // '['
     skipSpace();
     if (consume("]"))
@@ -159,7 +165,7 @@ private:
     return code;
   }
 
-  static void appendUtf8(std::string& out, unsigned cp) {
+  static void appendUtf8(std::string &out, unsigned cp) {
     if (cp < 0x80) {
       out += char(cp);
     } else if (cp < 0x800) {
@@ -196,14 +202,30 @@ private:
         error("unterminated string");
       char e = text_[pos_++];
       switch (e) {
-      case '"': out += '"'; break;
-      case '\\': out += '\\'; break;
-      case '/': out += '/'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
+      case '"':
+        out += '"';
+        break;
+      case '\\':
+        out += '\\';
+        break;
+      case '/':
+        out += '/';
+        break;
+      case 'b':
+        out += '\b';
+        break;
+      case 'f':
+        out += '\f';
+        break;
+      case 'n':
+        out += '\n';
+        break;
+      case 'r':
+        out += '\r';
+        break;
+      case 't':
+        out += '\t';
+        break;
       case 'u': {
         unsigned cp = parseHex4();
         if (cp >= 0xD800 && cp <= 0xDBFF) {
@@ -219,12 +241,13 @@ private:
         appendUtf8(out, cp);
         break;
       }
-      default: error(std::string("bad escape '\\") + e + "'");
+      default:
+        error(std::string("bad escape '\\") + e + "'");
       }
     }
   }
 
-  void parseNumber(Json& value) {
+  void parseNumber(Json &value) {
     size_t start = pos_;
     auto digits = [&] {
       size_t from = pos_;
@@ -273,10 +296,10 @@ private:
   size_t pos_ = 0;
 };
 
-std::optional<Json> parseJson(std::string_view text, std::string& error) {
+std::optional<Json> parseJson(std::string_view text, std::string &error) {
   try {
     return JsonParser(text).parseDocument();
-  } catch (const ParseError& e) {
+  } catch (const ParseError &e) {
     error = "byte " + std::to_string(e.offset) + ": " + e.message;
     return std::nullopt;
   }
@@ -286,11 +309,21 @@ std::string quoteJson(std::string_view s) {
   std::string out = "\"";
   for (char c : s) {
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\r': out += "\\r"; break;
-    case '\t': out += "\\t"; break;
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
     default:
       if (static_cast<unsigned char>(c) < 0x20) {
         static const char hex[] = "0123456789abcdef";

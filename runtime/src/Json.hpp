@@ -28,13 +28,13 @@ public:
   bool asBool() const { return bool_; }
   double asDouble() const { return number_; }
   int64_t asInt() const { return integer_; }
-  const std::string& asString() const { return string_; }
-  const std::vector<Json>& items() const { return items_; }
+  const std::string &asString() const { return string_; }
+  const std::vector<Json> &items() const { return items_; }
   // Members in file order; duplicate keys are rejected by the parser.
-  const std::vector<std::pair<std::string, Json>>& members() const { return members_; }
-  const Json* find(std::string_view key) const;
+  const std::vector<std::pair<std::string, Json>> &members() const { return members_; }
+  const Json *find(std::string_view key) const;
 
-  static const char* kindName(Kind kind);
+  static const char *kindName(Kind kind);
 
 private:
   friend class JsonParser;
@@ -50,7 +50,7 @@ private:
 
 // Parses one JSON document (trailing whitespace allowed). On failure returns nullopt and
 // sets error to "byte N: what went wrong".
-std::optional<Json> parseJson(std::string_view text, std::string& error);
+std::optional<Json> parseJson(std::string_view text, std::string &error);
 
 // Writes s as a JSON string literal (with quotes).
 std::string quoteJson(std::string_view s);

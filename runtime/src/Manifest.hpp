@@ -17,22 +17,23 @@ struct TensorDesc {
   std::string name;
   kiln_dtype dtype = KILN_DTYPE_F32;
   std::vector<DimExpr> dims;
-  std::vector<std::string> dimTexts;   // as written: "64", "B*S"
-  std::vector<int64_t> staticShape;    // -1 where dynamic
-  std::vector<int> bindSlot;           // per dim: dimension slot it binds, or -1
-  int buffer = -1;                     // entry buffer holding it (inputs, outputs)
+  std::vector<std::string> dimTexts; // as written: "64", "B*S"
+  std::vector<int64_t> staticShape;  // -1 where dynamic
+  std::vector<int> bindSlot;         // per dim: dimension slot it binds, or -1
+  int buffer = -1;                   // entry buffer holding it (inputs, outputs)
 
   // Inclusive value bounds of an integer input ("bounds": [LO, HI]), when declared.
   struct ValueBounds {
     DimExpr min, max;
   };
   std::optional<ValueBounds> bounds;
-  // Inputs only: the dimension this rank-0 input's value binds ("value_dim"), and its slot.
+  // Inputs only: the dimension this rank-0 input's value binds ("value_dim"), and its
+  // slot.
   std::string valueDim;
   int valueDimSlot = -1;
 
   // Backing for kiln_tensor_info::dims; filled once the manifest stops moving.
-  std::vector<const char*> dimPointers;
+  std::vector<const char *> dimPointers;
   kiln_tensor_info info() const;
   std::string describe() const; // "[B, S, 64]"
 };
@@ -54,7 +55,7 @@ struct BufferDesc {
   BufferKind kind = BufferKind::Temp;
   // Input: input index; Parameter: parameter index; View: view_of; State: state index.
   int index = -1;
-  int root = -1; // the non-view buffer whose memory this one uses
+  int root = -1;       // the non-view buffer whose memory this one uses
   bool create = false; // State: the run (re)creates the state with this buffer's shape
   // State without create: per dim, the dimension slot its bare name binds, or -1.
   std::vector<int> bindSlot;

@@ -16,37 +16,42 @@ namespace kiln::rt {
 namespace {
 
 std::string dlerrorText() {
-  const char* e = dlerror();
+  const char *e = dlerror();
   return e ? e : "unknown dlopen error";
 }
 
-std::string typeName(const halide_type_t& t) {
-  const char* code = t.code == halide_type_float ? "f" : t.code == halide_type_int ? "i"
-                     : t.code == halide_type_uint ? "u" : "?";
+std::string typeName(const halide_type_t &t) {
+  const char *code = t.code == halide_type_float  ? "f"
+                     : t.code == halide_type_int  ? "i"
+                     : t.code == halide_type_uint ? "u"
+                                                  : "?";
   return cat(code, int(t.bits), t.lanes > 1 ? cat("x", t.lanes) : "");
 }
 
-bool sameType(const halide_type_t& t, kiln_dtype dtype) {
+bool sameType(const halide_type_t &t, kiln_dtype dtype) {
   if (t.lanes != 1)
     return false;
   switch (dtype) {
-  case KILN_DTYPE_F32: return t.code == halide_type_float && t.bits == 32;
-  case KILN_DTYPE_I32: return t.code == halide_type_int && t.bits == 32;
-  case KILN_DTYPE_I64: return t.code == halide_type_int && t.bits == 64;
+  case KILN_DTYPE_F32:
+    return t.code == halide_type_float && t.bits == 32;
+  case KILN_DTYPE_I32:
+    return t.code == halide_type_int && t.bits == 32;
+  case KILN_DTYPE_I64:
+    return t.code == halide_type_int && t.bits == 64;
   }
   return false;
 }
 
 } // namespace
 
-Model::Model(const std::string& path) : path_(path) {
+Model::Model(const std::string &path) : path_(path) {
   if (path.empty())
     fail(KILN_STATUS_INVALID_ARGUMENT, "model path is empty");
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) {
     int err = errno;
-    fail(err == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_IO_ERROR, "model file '", path,
-         "': ", std::strerror(err));
+    fail(err == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_IO_ERROR, "model file '",
+         path, "': ", std::strerror(err));
   }
   if (!S_ISREG(st.st_mode))
     fail(KILN_STATUS_INVALID_MODEL, "model file '", path, "' is not a regular file");
@@ -60,7 +65,7 @@ Model::Model(const std::string& path) : path_(path) {
     fail(KILN_STATUS_INVALID_MODEL, "cannot load model '", path, "': ", dlerrorText());
 
   try {
-    auto manifestFn = reinterpret_cast<const char* (*)()>(symbol("kiln_model_manifest"));
+    auto manifestFn = reinterpret_cast<const char *(*)()>(symbol("kiln_model_manifest"));
     if (!manifestFn)
       fail(KILN_STATUS_INVALID_MODEL, "'", path,
            "' is not a Kiln model (it does not export kiln_model_manifest)");
@@ -71,16 +76,17 @@ Model::Model(const std::string& path) : path_(path) {
            "kiln_model_abi_version)");
     int abi = abiFn();
     if (abi != KILN_MODEL_ABI_VERSION)
-      fail(KILN_STATUS_INCOMPATIBLE, "model '", path, "' was built for Kiln model ABI ", abi,
-           "; this runtime supports ABI ", KILN_MODEL_ABI_VERSION,
+      fail(KILN_STATUS_INCOMPATIBLE, "model '", path, "' was built for Kiln model ABI ",
+           abi, "; this runtime supports ABI ", KILN_MODEL_ABI_VERSION,
            " (rebuild the model with a matching compiler)");
-    const char* json = manifestFn();
+    const char *json = manifestFn();
     if (!json)
-      fail(KILN_STATUS_INVALID_MODEL, "model '", path, "': kiln_model_manifest returned NULL");
+      fail(KILN_STATUS_INVALID_MODEL, "model '", path,
+           "': kiln_model_manifest returned NULL");
     manifestJson_ = json;
     try {
       manifest_ = parseManifest(manifestJson_);
-    } catch (const Error& e) {
+    } catch (const Error &e) {
       fail(e.code(), "model '", path, "': ", e.what());
     }
     resolveKernels();
@@ -98,35 +104,35 @@ Model::~Model() {
     dlclose(handle_);
 }
 
-void* Model::symbol(const std::string& name) const {
+void *Model::symbol(const std::string &name) const {
   dlerror();
   return dlsym(handle_, name.c_str());
 }
 
 void Model::resolveKernels() {
   std::vector<std::string> missing;
-  for (const std::string& name : manifest_->kernels) {
+  for (const std::string &name : manifest_->kernels) {
     auto fn = reinterpret_cast<KernelFn>(symbol(name + "_argv"));
     if (!fn)
       missing.push_back(name + "_argv");
     kernels_.push_back(fn);
-    using MetadataFn = const halide_filter_metadata_t* (*)();
+    using MetadataFn = const halide_filter_metadata_t *(*)();
     auto metadataFn = reinterpret_cast<MetadataFn>(symbol(name + "_metadata"));
     metadata_.push_back(metadataFn ? metadataFn() : nullptr);
   }
   if (!missing.empty())
-    fail(KILN_STATUS_INVALID_MODEL, "model '", path_, "' does not export ", missing.size(),
-         " kernel(s) its manifest declares: ",
-         join(missing, [](const std::string& s) { return s; }));
+    fail(KILN_STATUS_INVALID_MODEL, "model '", path_, "' does not export ",
+         missing.size(), " kernel(s) its manifest declares: ",
+         join(missing, [](const std::string &s) { return s; }));
 }
 
 // Where Halide's metadata is exported, the manifest's use of each kernel must agree with
 // what the kernel was compiled for; otherwise the kernel would fail (or worse) mid-run.
 void Model::checkKernelSignatures() const {
-  for (const EntryDesc& e : manifest_->entries) {
+  for (const EntryDesc &e : manifest_->entries) {
     for (size_t s = 0; s < e.steps.size(); ++s) {
-      const StepDesc& step = e.steps[s];
-      const halide_filter_metadata_t* md = metadata_[step.kernel];
+      const StepDesc &step = e.steps[s];
+      const halide_filter_metadata_t *md = metadata_[step.kernel];
       if (!md || md->version != 1)
         continue;
       std::string where = cat("model '", path_, "': entry '", e.name, "' step ", s,
@@ -135,29 +141,30 @@ void Model::checkKernelSignatures() const {
         fail(KILN_STATUS_INVALID_MODEL, where, ": the kernel takes ", md->num_arguments,
              " arguments, the manifest passes ", step.args.size());
       for (size_t a = 0; a < step.args.size(); ++a) {
-        const halide_filter_argument_t& arg = md->arguments[a];
-        const BufferDesc& b = e.buffers[step.args[a]];
+        const halide_filter_argument_t &arg = md->arguments[a];
+        const BufferDesc &b = e.buffers[step.args[a]];
         bool isOutput = a + 1 == step.args.size();
         int wantKind = isOutput ? halide_argument_kind_output_buffer
                                 : halide_argument_kind_input_buffer;
         if (arg.kind != wantKind)
           fail(KILN_STATUS_INVALID_MODEL, where, ": argument ", a, " ('", arg.name,
                "') is ",
-               arg.kind == halide_argument_kind_input_scalar ? "a scalar"
+               arg.kind == halide_argument_kind_input_scalar   ? "a scalar"
                : arg.kind == halide_argument_kind_input_buffer ? "an input buffer"
                                                                : "an output buffer",
                ", expected ", isOutput ? "the output buffer" : "an input buffer");
         if (size_t(arg.dimensions) != b.dims.size() || !sameType(arg.type, b.dtype))
-          fail(KILN_STATUS_INVALID_MODEL, where, ": argument ", a, " ('", arg.name, "') is a ",
-               arg.dimensions, "-D ", typeName(arg.type), " buffer but buffers[",
-               step.args[a], "] is ", kiln_dtype_name(b.dtype), " of rank ", b.dims.size());
+          fail(KILN_STATUS_INVALID_MODEL, where, ": argument ", a, " ('", arg.name,
+               "') is a ", arg.dimensions, "-D ", typeName(arg.type),
+               " buffer but buffers[", step.args[a], "] is ", kiln_dtype_name(b.dtype),
+               " of rank ", b.dims.size());
       }
     }
   }
 }
 
 void Model::installHalideHandlers() {
-  using ErrorHandler = void (*)(void*, const char*);
+  using ErrorHandler = void (*)(void *, const char *);
   if (auto set = reinterpret_cast<ErrorHandler (*)(ErrorHandler)>(
           symbol("halide_set_error_handler")))
     set(&halideErrorHandler);

@@ -14,20 +14,20 @@ namespace kiln::rt {
 
 class Model {
 public:
-  using KernelFn = int (*)(void** args);
-  using BufferFn = int (*)(void* userContext, halide_buffer_t* buffer);
+  using KernelFn = int (*)(void **args);
+  using BufferFn = int (*)(void *userContext, halide_buffer_t *buffer);
 
   // Throws Error: NOT_FOUND, INVALID_MODEL ("... is not a Kiln model"), INCOMPATIBLE.
-  explicit Model(const std::string& path);
+  explicit Model(const std::string &path);
   ~Model();
-  Model(const Model&) = delete;
-  Model& operator=(const Model&) = delete;
+  Model(const Model &) = delete;
+  Model &operator=(const Model &) = delete;
 
-  const std::string& path() const { return path_; }
-  const Manifest& manifest() const { return *manifest_; }
-  const std::string& manifestJson() const { return manifestJson_; }
+  const std::string &path() const { return path_; }
+  const Manifest &manifest() const { return *manifest_; }
+  const std::string &manifestJson() const { return manifestJson_; }
   KernelFn kernel(int index) const { return kernels_[index]; }
-  const std::string& kernelName(int index) const { return manifest_->kernels[index]; }
+  const std::string &kernelName(int index) const { return manifest_->kernels[index]; }
 
   // The model's own Halide runtime, for buffers a GPU kernel left on the device.
   BufferFn copyToHost() const { return copyToHost_; }
@@ -36,17 +36,17 @@ public:
   mutable std::atomic<int> refs{1};
 
 private:
-  void* symbol(const std::string& name) const;
+  void *symbol(const std::string &name) const;
   void resolveKernels();
   void checkKernelSignatures() const;
   void installHalideHandlers();
 
   std::string path_;
-  void* handle_ = nullptr;
+  void *handle_ = nullptr;
   std::string manifestJson_;
   std::unique_ptr<Manifest> manifest_;
   std::vector<KernelFn> kernels_;
-  std::vector<const halide_filter_metadata_t*> metadata_; // null where not exported
+  std::vector<const halide_filter_metadata_t *> metadata_; // null where not exported
   BufferFn copyToHost_ = nullptr;
   BufferFn deviceFree_ = nullptr;
 };

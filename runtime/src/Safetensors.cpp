@@ -1,5 +1,5 @@
-// Safetensors.cpp - structural validation of a safetensors file; whether its tensors fit a
-// model is Weights.cpp's business.
+// Safetensors.cpp - structural validation of a safetensors file; whether its tensors fit
+// a model is Weights.cpp's business.
 #include "Safetensors.hpp"
 
 #include "DType.hpp"
@@ -13,23 +13,23 @@ namespace {
 // Same bound as the reference implementation: a larger header is corrupt or hostile.
 constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-[[noreturn]] void corrupt(const std::string& path, const std::string& problem) {
-  fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path, "' is not a valid safetensors file: ",
-       problem);
+[[noreturn]] void corrupt(const std::string &path, const std::string &problem) {
+  fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path,
+       "' is not a valid safetensors file: ", problem);
 }
 
-SafetensorsTensor parseTensor(const std::string& path, const std::string& name,
-                              const Json& desc, uint64_t dataSize) {
-  auto bad = [&](const std::string& problem) {
+SafetensorsTensor parseTensor(const std::string &path, const std::string &name,
+                              const Json &desc, uint64_t dataSize) {
+  auto bad = [&](const std::string &problem) {
     corrupt(path, cat("tensor '", name, "': ", problem));
   };
   if (!desc.isObject())
     bad(cat("expected an object, got ", Json::kindName(desc.kind())));
   SafetensorsTensor t;
   t.name = name;
-  const Json* dtype = desc.find("dtype");
-  const Json* shape = desc.find("shape");
-  const Json* offsets = desc.find("data_offsets");
+  const Json *dtype = desc.find("dtype");
+  const Json *shape = desc.find("shape");
+  const Json *offsets = desc.find("data_offsets");
   if (!dtype || !dtype->isString())
     bad("missing string \"dtype\"");
   if (!shape || !shape->isArray())
@@ -42,7 +42,7 @@ SafetensorsTensor parseTensor(const std::string& path, const std::string& name,
   if (elementSize == 0)
     bad(cat("unknown dtype \"", t.dtype, "\""));
   uint64_t count = 1;
-  for (const Json& d : shape->items()) {
+  for (const Json &d : shape->items()) {
     if (!d.isInteger() || d.asInt() < 0)
       bad("shape items must be non-negative integers");
     t.shape.push_back(d.asInt());
@@ -58,7 +58,8 @@ SafetensorsTensor parseTensor(const std::string& path, const std::string& name,
     bad(cat("data_offsets [", begin, ", ", end, "] exceed the data section (", dataSize,
             " bytes) - is the file truncated?"));
   uint64_t bytes;
-  if (__builtin_mul_overflow(count, uint64_t(elementSize), &bytes) || bytes != t.end - t.begin)
+  if (__builtin_mul_overflow(count, uint64_t(elementSize), &bytes) ||
+      bytes != t.end - t.begin)
     bad(cat("data_offsets [", begin, ", ", end, "] hold ", t.end - t.begin, " bytes but ",
             t.dtype, " ", formatShape(t.shape), " needs ", count, " x ", elementSize,
             " bytes"));
@@ -67,7 +68,7 @@ SafetensorsTensor parseTensor(const std::string& path, const std::string& name,
 
 } // namespace
 
-SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path, "weights file") {
+SafetensorsFile::SafetensorsFile(const std::string &path) : file_(path, "weights file") {
   const uint64_t size = file_.size();
   if (size < 8)
     corrupt(path, cat("the file is ", size,
@@ -82,7 +83,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path, "weights
     corrupt(path, cat("header length ", headerLen, " is over the 100 MiB limit"));
   if (headerLen < 2 || file_.data()[8] != '{')
     corrupt(path, "the header is not a JSON object");
-  std::string_view header(reinterpret_cast<const char*>(file_.data() + 8), headerLen);
+  std::string_view header(reinterpret_cast<const char *>(file_.data() + 8), headerLen);
   std::string error;
   auto root = parseJson(header, error);
   if (!root)
@@ -92,7 +93,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : file_(path, "weights
 
   dataStart_ = file_.data() + 8 + headerLen;
   const uint64_t dataSize = size - 8 - headerLen;
-  for (const auto& [name, desc] : root->members()) {
+  for (const auto &[name, desc] : root->members()) {
     if (name == "__metadata__")
       continue; // free-form strings; nothing in it concerns us
     tensors_.push_back(parseTensor(path, name, desc, dataSize));

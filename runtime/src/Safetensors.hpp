@@ -1,5 +1,6 @@
-// Safetensors.hpp - reading the safetensors container: 8-byte little-endian header length,
-// a JSON header {name: {dtype, shape, data_offsets}, "__metadata__"?}, then the data.
+// Safetensors.hpp - reading the safetensors container: 8-byte little-endian header
+// length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__"?}, then the
+// data.
 #pragma once
 
 #include "MappedFile.hpp"
@@ -22,15 +23,15 @@ class SafetensorsFile {
 public:
   // Maps and structurally validates the file. Throws Error naming the file: NOT_FOUND /
   // IO_ERROR for the file system, INVALID_WEIGHTS for anything malformed.
-  explicit SafetensorsFile(const std::string& path);
+  explicit SafetensorsFile(const std::string &path);
 
-  const std::string& path() const { return file_.path(); }
-  const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
-  const uint8_t* data(const SafetensorsTensor& t) const { return dataStart_ + t.begin; }
+  const std::string &path() const { return file_.path(); }
+  const std::vector<SafetensorsTensor> &tensors() const { return tensors_; }
+  const uint8_t *data(const SafetensorsTensor &t) const { return dataStart_ + t.begin; }
 
 private:
   MappedFile file_;
-  const uint8_t* dataStart_ = nullptr;
+  const uint8_t *dataStart_ = nullptr;
   std::vector<SafetensorsTensor> tensors_;
 };
 

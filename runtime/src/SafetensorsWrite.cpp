@@ -1,4 +1,5 @@
-// SafetensorsWrite.cpp - kiln_safetensors_write: tests and tools make weight files with it.
+// SafetensorsWrite.cpp - kiln_safetensors_write: tests and tools make weight files with
+// it.
 #include "DType.hpp"
 #include "Error.hpp"
 #include "Json.hpp"
@@ -14,27 +15,29 @@
 namespace kiln::rt {
 namespace {
 
-uint64_t tensorBytes(const kiln_tensor& t, size_t index) {
+uint64_t tensorBytes(const kiln_tensor &t, size_t index) {
   uint64_t count = 1;
   for (int32_t d = 0; d < t.rank; ++d) {
     if (t.shape[d] < 0)
       fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", index, "] ('", t.name,
            "'): negative size ", t.shape[d], " in dim ", d);
     if (__builtin_mul_overflow(count, uint64_t(t.shape[d]), &count))
-      fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", index, "] ('", t.name, "'): too large");
+      fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", index, "] ('", t.name,
+           "'): too large");
   }
   uint64_t bytes;
   if (__builtin_mul_overflow(count, uint64_t(kiln_dtype_size(t.dtype)), &bytes))
-    fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", index, "] ('", t.name, "'): too large");
+    fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", index, "] ('", t.name,
+         "'): too large");
   return bytes;
 }
 
-void checkTensors(const kiln_tensor* tensors, size_t n) {
+void checkTensors(const kiln_tensor *tensors, size_t n) {
   if (n > 0 && !tensors)
     fail(KILN_STATUS_INVALID_ARGUMENT, "tensors is NULL");
   std::set<std::string> names;
   for (size_t i = 0; i < n; ++i) {
-    const kiln_tensor& t = tensors[i];
+    const kiln_tensor &t = tensors[i];
     if (!t.name || !*t.name)
       fail(KILN_STATUS_INVALID_ARGUMENT, "tensors[", i, "] has no name");
     if (std::string_view(t.name) == "__metadata__")
@@ -51,12 +54,12 @@ void checkTensors(const kiln_tensor* tensors, size_t n) {
   }
 }
 
-void writeAll(std::FILE* f, const void* data, size_t bytes, const std::string& tmp) {
+void writeAll(std::FILE *f, const void *data, size_t bytes, const std::string &tmp) {
   if (bytes && std::fwrite(data, 1, bytes, f) != bytes)
     fail(KILN_STATUS_IO_ERROR, "cannot write '", tmp, "': ", std::strerror(errno));
 }
 
-void writeSafetensors(const std::string& path, const kiln_tensor* tensors, size_t n) {
+void writeSafetensors(const std::string &path, const kiln_tensor *tensors, size_t n) {
   checkTensors(tensors, n);
   // Widest dtypes first keeps every tensor naturally aligned in a hole-free data section.
   std::vector<size_t> order(n);
@@ -68,22 +71,24 @@ void writeSafetensors(const std::string& path, const kiln_tensor* tensors, size_
   std::string header = "{";
   uint64_t offset = 0;
   for (size_t k = 0; k < n; ++k) {
-    const kiln_tensor& t = tensors[order[k]];
+    const kiln_tensor &t = tensors[order[k]];
     uint64_t bytes = tensorBytes(t, order[k]);
     std::vector<int64_t> shape(t.shape, t.shape + t.rank);
     header += cat(k ? "," : "", quoteJson(t.name), ":{\"dtype\":\"",
                   safetensorsDTypeName(t.dtype), "\",\"shape\":[",
-                  join(shape, [](int64_t d) { return std::to_string(d); }, ","), "],\"data_offsets\":[", offset, ",", offset + bytes, "]}");
+                  join(
+                      shape, [](int64_t d) { return std::to_string(d); }, ","),
+                  "],\"data_offsets\":[", offset, ",", offset + bytes, "]}");
     offset += bytes;
   }
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' '); // data starts 8-byte aligned
 
   std::string tmp = cat(path, ".tmp.", ::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  std::FILE *f = std::fopen(tmp.c_str(), "wb");
   if (!f)
-    fail(errno == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_IO_ERROR, "cannot create '",
-         path, "': ", std::strerror(errno));
+    fail(errno == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_IO_ERROR,
+         "cannot create '", path, "': ", std::strerror(errno));
   try {
     uint8_t len[8];
     for (int i = 0; i < 8; ++i)
@@ -111,12 +116,13 @@ void writeSafetensors(const std::string& path, const kiln_tensor* tensors, size_
 } // namespace
 } // namespace kiln::rt
 
-extern "C" KILN_API kiln_status* kiln_safetensors_write(const char* path,
-                                                       const kiln_tensor* tensors,
-                                                       size_t tensor_count) {
+extern "C" KILN_API kiln_status *kiln_safetensors_write(const char *path,
+                                                        const kiln_tensor *tensors,
+                                                        size_t tensor_count) {
   return kiln::rt::guard([&] {
     if (!path || !*path)
-      kiln::rt::fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_safetensors_write: path is empty");
+      kiln::rt::fail(KILN_STATUS_INVALID_ARGUMENT,
+                     "kiln_safetensors_write: path is empty");
     kiln::rt::writeSafetensors(path, tensors, tensor_count);
   });
 }

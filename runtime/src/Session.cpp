@@ -25,31 +25,31 @@ halide_type_t halideType(kiln_dtype dtype) {
   return t;
 }
 
-std::string bufferLabel(const EntryDesc& e, size_t b) {
-  static const char* kinds[] = {"input", "parameter", "temp", "view", "state"};
+std::string bufferLabel(const EntryDesc &e, size_t b) {
+  static const char *kinds[] = {"input", "parameter", "temp", "view", "state"};
   return cat("buffers[", b, "] (", kinds[int(e.buffers[b].kind)], ")");
 }
 
 // Evaluates a size, stride or offset of the entry; it must not be negative. where() names
 // it in a message, and is only called on failure.
 template <typename Where>
-int64_t evaluateSize(const EntryDesc& e, const std::vector<int64_t>& values,
-                     const DimExpr& expr, Where&& where) {
+int64_t evaluateSize(const EntryDesc &e, const std::vector<int64_t> &values,
+                     const DimExpr &expr, Where &&where) {
   int64_t v;
   std::string error;
   if (!expr.evaluate(values.data(), v, error))
     fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where(), ": ", error,
          " (with ", formatBindings(e, values), ")");
   if (v < 0)
-    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where(), ": '", expr.text(),
-         "' is ", v, " with ", formatBindings(e, values));
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", where(), ": '",
+         expr.text(), "' is ", v, " with ", formatBindings(e, values));
   return v;
 }
 
 } // namespace
 
-Session::Session(const Model* model, const Weights* weights,
-                 const kiln_session_options& options)
+Session::Session(const Model *model, const Weights *weights,
+                 const kiln_session_options &options)
     : model_(model), weights_(weights), options_(options), states_(model->manifest()) {
   model_->refs.fetch_add(1);
   if (weights_)
@@ -63,9 +63,9 @@ Session::~Session() {
   releaseModel(model_);
 }
 
-Session::EntryState& Session::state(int entry) {
+Session::EntryState &Session::state(int entry) {
   if (!entries_[entry]) {
-    const EntryDesc& e = model_->manifest().entries[entry];
+    const EntryDesc &e = model_->manifest().entries[entry];
     auto st = std::make_unique<EntryState>();
     size_t n = e.buffers.size();
     st->shapes.resize(n);
@@ -86,22 +86,22 @@ Session::EntryState& Session::state(int entry) {
   return *entries_[entry];
 }
 
-void Session::run(const char* entryName, const kiln_tensor* inputs, size_t count) {
+void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count) {
   outputs_.clear();
   lastEntry_ = -1;
   lastRunFailed_ = true;
-  const Manifest& m = model_->manifest();
+  const Manifest &m = model_->manifest();
   if (!entryName)
     fail(KILN_STATUS_INVALID_ARGUMENT, "entry name is NULL");
   int entry = m.findEntry(entryName);
   if (entry < 0)
     fail(KILN_STATUS_NOT_FOUND, "model '", m.model, "' has no entry '", entryName,
          "'; available entries: ", m.entryNames());
-  const EntryDesc& e = m.entries[entry];
-  EntryState& st = state(entry);
+  const EntryDesc &e = m.entries[entry];
+  EntryState &st = state(entry);
 
   // Checks: nothing has changed yet when one of them fails.
-  std::vector<const kiln_tensor*> byInput = matchInputs(e, inputs, count);
+  std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, count);
   bindAllDims(e, st, byInput);
   evaluateShapes(e, st, byInput);
   evaluateLayouts(e, st);
@@ -117,8 +117,8 @@ void Session::run(const char* entryName, const kiln_tensor* inputs, size_t count
     throw;
   }
 
-  for (const TensorDesc& out : e.outputs) {
-    const BufferDesc& root = e.buffers[e.buffers[out.buffer].root];
+  for (const TensorDesc &out : e.outputs) {
+    const BufferDesc &root = e.buffers[e.buffers[out.buffer].root];
     outputs_.push_back({&out, st.shapes[out.buffer], st.halideBuffers[out.buffer].host,
                         root.kind == BufferKind::State ? root.index : -1});
   }
@@ -130,8 +130,8 @@ void Session::run(const char* entryName, const kiln_tensor* inputs, size_t count
 
 // Binds every dimension in order: the inputs' shapes, the states the entry reads, the
 // value_dim inputs (once their bounds hold); then checks the rest of the inputs.
-void Session::bindAllDims(const EntryDesc& e, EntryState& st,
-                          const std::vector<const kiln_tensor*>& inputs) {
+void Session::bindAllDims(const EntryDesc &e, EntryState &st,
+                          const std::vector<const kiln_tensor *> &inputs) {
   bindInputDims(e, inputs, st.dimValues);
   states_.bindDims(e, st.dimValues);
   checkBounds(e, inputs, st.dimValues, BoundsOf::ValueDimInputs);
@@ -140,7 +140,7 @@ void Session::bindAllDims(const EntryDesc& e, EntryState& st,
   checkBounds(e, inputs, st.dimValues, BoundsOf::OtherInputs);
 }
 
-void Session::gatherStates(const int32_t* rows, size_t count) {
+void Session::gatherStates(const int32_t *rows, size_t count) {
   states_.gather(rows, count);
   statesChangedSinceRun_ = true;
 }
@@ -150,52 +150,55 @@ void Session::clearStates() {
   statesChangedSinceRun_ = true;
 }
 
-void Session::evaluateShapes(const EntryDesc& e, EntryState& st,
-                             const std::vector<const kiln_tensor*>& inputs) {
+void Session::evaluateShapes(const EntryDesc &e, EntryState &st,
+                             const std::vector<const kiln_tensor *> &inputs) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc& buf = e.buffers[b];
-    std::vector<int64_t>& shape = st.shapes[b];
+    const BufferDesc &buf = e.buffers[b];
+    std::vector<int64_t> &shape = st.shapes[b];
     for (size_t d = 0; d < buf.dims.size(); ++d)
       shape[d] = evaluateSize(e, st.dimValues, buf.dims[d],
                               [&] { return cat(bufferLabel(e, b), " dim ", d); });
     // Halide's dimensions are 32-bit; the element count bounds every stride.
     if (elementCount(shape) > INT32_MAX)
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
-           " has shape ", formatShape(shape), ", too large for a Halide buffer (2^31 - 1 "
-           "elements at most) with ", formatBindings(e, st.dimValues));
+           " has shape ", formatShape(shape),
+           ", too large for a Halide buffer (2^31 - 1 "
+           "elements at most) with ",
+           formatBindings(e, st.dimValues));
     for (int64_t extent : shape)
       if (extent > INT32_MAX)
         fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
              " has an extent over 2^31 - 1: ", formatShape(shape));
     if (buf.kind == BufferKind::Input) {
-      const kiln_tensor& in = *inputs[buf.index];
+      const kiln_tensor &in = *inputs[buf.index];
       if (!std::equal(shape.begin(), shape.end(), in.shape))
         fail(KILN_STATUS_INVALID_MODEL, "entry '", e.name, "': ", bufferLabel(e, b),
-             " evaluates to ", formatShape(shape), " but input '", e.inputs[buf.index].name,
-             "' is ", formatShape(std::vector<int64_t>(in.shape, in.shape + in.rank)),
+             " evaluates to ", formatShape(shape), " but input '",
+             e.inputs[buf.index].name, "' is ",
+             formatShape(std::vector<int64_t>(in.shape, in.shape + in.rank)),
              " (inconsistent manifest)");
     }
   }
   states_.checkShapes(e, st.shapes, st.dimValues);
-  for (const TensorDesc& out : e.outputs) {
+  for (const TensorDesc &out : e.outputs) {
     for (size_t d = 0; d < out.dims.size(); ++d) {
       int64_t v = evaluateSize(e, st.dimValues, out.dims[d],
                                [&] { return cat("output '", out.name, "' dim ", d); });
       if (v != st.shapes[out.buffer][d])
         fail(KILN_STATUS_INVALID_MODEL, "entry '", e.name, "': output '", out.name, "' ",
-             out.describe(), " dim ", d, " is ", v, " but its buffers[", out.buffer, "] is ",
-             formatShape(st.shapes[out.buffer]), " (inconsistent manifest)");
+             out.describe(), " dim ", d, " is ", v, " but its buffers[", out.buffer,
+             "] is ", formatShape(st.shapes[out.buffer]), " (inconsistent manifest)");
     }
   }
 }
 
 // Every buffer's element strides and offset in the memory of its root, and the check that
 // each view's elements lie inside that memory.
-void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
+void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc& buf = e.buffers[b];
-    std::vector<int64_t>& strides = st.strides[b];
-    const std::vector<int64_t>& shape = st.shapes[b];
+    const BufferDesc &buf = e.buffers[b];
+    std::vector<int64_t> &strides = st.strides[b];
+    const std::vector<int64_t> &shape = st.shapes[b];
     if (buf.strideSource < 0) {
       int64_t stride = 1; // dense row-major; cannot overflow, the count fits in 31 bits
       for (size_t k = shape.size(); k-- > 0;) {
@@ -203,7 +206,7 @@ void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
         stride *= std::max<int64_t>(shape[k], 1);
       }
     } else {
-      const BufferDesc& from = e.buffers[buf.strideSource];
+      const BufferDesc &from = e.buffers[buf.strideSource];
       for (size_t k = 0; k < shape.size(); ++k) {
         strides[k] = evaluateSize(e, st.dimValues, from.strides[k],
                                   [&] { return cat(bufferLabel(e, b), " stride ", k); });
@@ -216,7 +219,7 @@ void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
     st.offsets[b] = 0;
   }
   for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc& buf = e.buffers[b];
+    const BufferDesc &buf = e.buffers[b];
     if (buf.kind != BufferKind::View)
       continue;
     int64_t offset = 0;
@@ -228,30 +231,30 @@ void Session::evaluateLayouts(const EntryDesc& e, EntryState& st) {
         offset = INT64_MAX;
     }
     st.offsets[b] = offset;
-    const std::vector<int64_t>& shape = st.shapes[b];
+    const std::vector<int64_t> &shape = st.shapes[b];
     int64_t count = elementCount(shape);
     if (count == 0)
       continue; // nothing to fit; its memory is never touched
     int64_t rootCount = elementCount(st.shapes[buf.root]);
     if (buf.strideSource < 0) {
       if (offset > rootCount - count)
-        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
-             formatShape(shape), " has ", count, " elements from offset ", offset,
-             " but buffers[", buf.root, "] it views is ", formatShape(st.shapes[buf.root]),
-             " with ", formatBindings(e, st.dimValues));
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
+             " ", formatShape(shape), " has ", count, " elements from offset ", offset,
+             " but buffers[", buf.root, "] it views is ",
+             formatShape(st.shapes[buf.root]), " with ", formatBindings(e, st.dimValues));
       continue;
     }
     int64_t last = lastElement(offset, shape, st.strides[b]);
     if (last >= rootCount)
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
-           formatShape(shape), " with strides ", formatShape(st.strides[b]), " from offset ",
-           offset, " reaches element ", last, " but buffers[", buf.root, "] it views is ",
-           formatShape(st.shapes[buf.root]), " (", rootCount, " elements) with ",
-           formatBindings(e, st.dimValues));
+           formatShape(shape), " with strides ", formatShape(st.strides[b]),
+           " from offset ", offset, " reaches element ", last, " but buffers[", buf.root,
+           "] it views is ", formatShape(st.shapes[buf.root]), " (", rootCount,
+           " elements) with ", formatBindings(e, st.dimValues));
   }
 }
 
-void Session::allocateTemps(const EntryDesc& e, EntryState& st) {
+void Session::allocateTemps(const EntryDesc &e, EntryState &st) {
   uint64_t total = 0;
   for (size_t b = 0; b < e.buffers.size(); ++b)
     if (e.buffers[b].kind == BufferKind::Temp)
@@ -263,40 +266,50 @@ void Session::allocateTemps(const EntryDesc& e, EntryState& st) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     if (e.buffers[b].kind != BufferKind::Temp)
       continue;
-    TempBlock& block = *st.temps[b];
+    TempBlock &block = *st.temps[b];
     if (!options_.reuse_temps)
       block.reset();
-    size_t bytes = size_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
+    size_t bytes =
+        size_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
     if (block.reserve(bytes))
       ++stats_.temp_allocations;
   }
 }
 
-void Session::bindBuffers(const EntryDesc& e, EntryState& st,
-                          const std::vector<const kiln_tensor*>& inputs) {
+void Session::bindBuffers(const EntryDesc &e, EntryState &st,
+                          const std::vector<const kiln_tensor *> &inputs) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc& buf = e.buffers[b];
-    std::vector<halide_dimension_t>& dims = st.halideDims[b];
-    const std::vector<int64_t>& shape = st.shapes[b];
+    const BufferDesc &buf = e.buffers[b];
+    std::vector<halide_dimension_t> &dims = st.halideDims[b];
+    const std::vector<int64_t> &shape = st.shapes[b];
     // Halide's dimension 0 is the innermost (last tensor) one; strides count elements.
     for (size_t k = 0; k < shape.size(); ++k) {
       size_t d = shape.size() - 1 - k;
       dims[k] = halide_dimension_t(0, int32_t(shape[d]), int32_t(st.strides[b][d]));
     }
-    halide_buffer_t& hb = st.halideBuffers[b];
+    halide_buffer_t &hb = st.halideBuffers[b];
     hb = halide_buffer_t();
     hb.type = halideType(buf.dtype);
     hb.dimensions = int32_t(shape.size());
     hb.dim = dims.data();
-    const void* host = nullptr;
+    const void *host = nullptr;
     switch (buf.kind) {
-    case BufferKind::Input: host = inputs[buf.index]->data; break;
-    case BufferKind::Parameter: host = weights_->data(size_t(buf.index)); break;
-    case BufferKind::Temp: host = st.temps[b]->data(); break;
-    case BufferKind::State: host = states_.data(buf.index); break;
-    case BufferKind::View: break; // below, once every root has its memory
+    case BufferKind::Input:
+      host = inputs[buf.index]->data;
+      break;
+    case BufferKind::Parameter:
+      host = weights_->data(size_t(buf.index));
+      break;
+    case BufferKind::Temp:
+      host = st.temps[b]->data();
+      break;
+    case BufferKind::State:
+      host = states_.data(buf.index);
+      break;
+    case BufferKind::View:
+      break; // below, once every root has its memory
     }
-    hb.host = static_cast<uint8_t*>(const_cast<void*>(host ? host : emptyStorage));
+    hb.host = static_cast<uint8_t *>(const_cast<void *>(host ? host : emptyStorage));
   }
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     if (e.buffers[b].kind != BufferKind::View)
@@ -308,9 +321,9 @@ void Session::bindBuffers(const EntryDesc& e, EntryState& st,
   }
 }
 
-void Session::runSteps(const EntryDesc& e, EntryState& st) {
+void Session::runSteps(const EntryDesc &e, EntryState &st) {
   for (size_t s = 0; s < e.steps.size(); ++s) {
-    const StepDesc& step = e.steps[s];
+    const StepDesc &step = e.steps[s];
     st.argv.resize(step.args.size());
     for (size_t a = 0; a < step.args.size(); ++a)
       st.argv[a] = &st.halideBuffers[step.args[a]];
@@ -331,14 +344,15 @@ void Session::runSteps(const EntryDesc& e, EntryState& st) {
 // only, so rather than track which device copy is current, every step's results come
 // back to the host and device memory is dropped: correct for any mix of CPU and GPU
 // kernels, at a transfer cost; keeping data resident is future work.
-void Session::syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryState& st,
+void Session::syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                              bool failed) {
   for (int arg : step.args) {
-    halide_buffer_t& hb = st.halideBuffers[arg];
+    halide_buffer_t &hb = st.halideBuffers[arg];
     if (hb.device == 0)
       continue;
     if (!model_->copyToHost() || !model_->deviceFree())
-      fail(KILN_STATUS_INTERNAL, "entry '", e.name, "': a kernel left ", bufferLabel(e, arg),
+      fail(KILN_STATUS_INTERNAL, "entry '", e.name, "': a kernel left ",
+           bufferLabel(e, arg),
            " on a device, but the model does not export halide_copy_to_host");
     int rc = 0;
     if (!failed && hb.device_dirty()) {
@@ -346,9 +360,9 @@ void Session::syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryStat
       rc = model_->copyToHost()(nullptr, &hb);
       if (rc != 0) {
         model_->deviceFree()(nullptr, &hb);
-        fail(KILN_STATUS_KERNEL_ERROR, "entry '", e.name, "': copying ", bufferLabel(e, arg),
-             " back from the device failed with Halide error code ", rc, ": ",
-             scope.message());
+        fail(KILN_STATUS_KERNEL_ERROR, "entry '", e.name, "': copying ",
+             bufferLabel(e, arg), " back from the device failed with Halide error code ",
+             rc, ": ", scope.message());
       }
     }
     model_->deviceFree()(nullptr, &hb);
@@ -359,33 +373,33 @@ void Session::syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryStat
 }
 
 // An output that views a state's memory is gone once the states are gathered or cleared.
-void Session::checkReadable(const Output& out) const {
+void Session::checkReadable(const Output &out) const {
   if (out.state >= 0 && statesChangedSinceRun_)
-    fail(KILN_STATUS_FAILED_PRECONDITION, "output '", out.desc->name, "' is a view of state '",
-         model_->manifest().states[size_t(out.state)].name,
+    fail(KILN_STATUS_FAILED_PRECONDITION, "output '", out.desc->name,
+         "' is a view of state '", model_->manifest().states[size_t(out.state)].name,
          "', which changed after the run (kiln_session_gather_states or "
          "kiln_session_clear_states); read it before changing the states");
 }
 
-const Session::Output& Session::findOutput(const char* name) const {
+const Session::Output &Session::findOutput(const char *name) const {
   if (lastEntry_ < 0)
     fail(KILN_STATUS_FAILED_PRECONDITION, "no outputs: ",
          lastRunFailed_ ? "the last run failed" : "the session has not run yet");
   if (!name)
     fail(KILN_STATUS_INVALID_ARGUMENT, "output name is NULL");
-  for (const Output& out : outputs_)
+  for (const Output &out : outputs_)
     if (out.desc->name == name) {
       checkReadable(out);
       return out;
     }
-  const EntryDesc& e = model_->manifest().entries[lastEntry_];
+  const EntryDesc &e = model_->manifest().entries[lastEntry_];
   fail(KILN_STATUS_NOT_FOUND, "entry '", e.name, "' has no output '", name,
        "'; its outputs are ",
-       join(e.outputs, [](const TensorDesc& t) { return "'" + t.name + "'"; }));
+       join(e.outputs, [](const TensorDesc &t) { return "'" + t.name + "'"; }));
 }
 
-static kiln_tensor toTensor(const TensorDesc& desc, const std::vector<int64_t>& shape,
-                            const void* data) {
+static kiln_tensor toTensor(const TensorDesc &desc, const std::vector<int64_t> &shape,
+                            const void *data) {
   kiln_tensor t;
   t.name = desc.name.c_str();
   t.dtype = desc.dtype;
@@ -395,8 +409,8 @@ static kiln_tensor toTensor(const TensorDesc& desc, const std::vector<int64_t>& 
   return t;
 }
 
-kiln_tensor Session::output(const char* name) const {
-  const Output& out = findOutput(name);
+kiln_tensor Session::output(const char *name) const {
+  const Output &out = findOutput(name);
   return toTensor(*out.desc, out.shape, out.data);
 }
 
@@ -405,9 +419,9 @@ kiln_tensor Session::outputAt(size_t index) const {
     fail(KILN_STATUS_FAILED_PRECONDITION, "no outputs: ",
          lastRunFailed_ ? "the last run failed" : "the session has not run yet");
   if (index >= outputs_.size())
-    fail(KILN_STATUS_NOT_FOUND, "output index ", index, " out of range (", outputs_.size(),
-         " outputs)");
-  const Output& out = outputs_[index];
+    fail(KILN_STATUS_NOT_FOUND, "output index ", index, " out of range (",
+         outputs_.size(), " outputs)");
+  const Output &out = outputs_[index];
   checkReadable(out);
   return toTensor(*out.desc, out.shape, out.data);
 }
@@ -415,9 +429,9 @@ kiln_tensor Session::outputAt(size_t index) const {
 kiln_session_stats Session::stats() const {
   kiln_session_stats s = stats_;
   s.temp_bytes = 0;
-  for (const auto& st : entries_)
+  for (const auto &st : entries_)
     if (st)
-      for (const auto& block : st->temps)
+      for (const auto &block : st->temps)
         if (block)
           s.temp_bytes += block->capacity();
   s.state_bytes = states_.bytes();
@@ -425,12 +439,12 @@ kiln_session_stats Session::stats() const {
   return s;
 }
 
-void releaseModel(const Model* model) {
+void releaseModel(const Model *model) {
   if (model && model->refs.fetch_sub(1) == 1)
     delete model;
 }
 
-void releaseWeights(const Weights* weights) {
+void releaseWeights(const Weights *weights) {
   if (weights && weights->refs.fetch_sub(1) == 1)
     delete weights;
 }

@@ -18,60 +18,63 @@ namespace kiln::rt {
 class Session {
 public:
   // Retains model and weights (weights may be null for a model without parameters).
-  Session(const Model* model, const Weights* weights, const kiln_session_options& options);
+  Session(const Model *model, const Weights *weights,
+          const kiln_session_options &options);
   ~Session();
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
 
-  void run(const char* entryName, const kiln_tensor* inputs, size_t count);
+  void run(const char *entryName, const kiln_tensor *inputs, size_t count);
 
   size_t outputCount() const { return outputs_.size(); }
   // Throws NOT_FOUND / FAILED_PRECONDITION.
-  kiln_tensor output(const char* name) const;
+  kiln_tensor output(const char *name) const;
   kiln_tensor outputAt(size_t index) const;
   kiln_session_stats stats() const;
 
   // States (see StateSet). Gathering or clearing makes outputs that are views of a
   // state's memory unreadable.
-  kiln_tensor state(const char* name) const { return states_.get(name); }
-  void gatherStates(const int32_t* rows, size_t count);
+  kiln_tensor state(const char *name) const { return states_.get(name); }
+  void gatherStates(const int32_t *rows, size_t count);
   void clearStates();
 
 private:
   // Per-entry scratch, kept between runs so a steady-state run does not allocate.
   struct EntryState {
     std::vector<int64_t> dimValues;
-    std::vector<std::vector<int64_t>> shapes;              // per buffer
+    std::vector<std::vector<int64_t>> shapes;  // per buffer
     std::vector<std::vector<int64_t>> strides; // per buffer, in its root's elements
     std::vector<int64_t> offsets;              // per buffer, in its root's elements
     std::vector<std::vector<halide_dimension_t>> halideDims; // per buffer, reversed
     std::vector<halide_buffer_t> halideBuffers;
-    std::vector<std::unique_ptr<TempBlock>> temps; // per buffer; used by temp buffers only
-    std::vector<void*> argv;
+    std::vector<std::unique_ptr<TempBlock>>
+        temps; // per buffer; used by temp buffers only
+    std::vector<void *> argv;
   };
   struct Output {
-    const TensorDesc* desc;
+    const TensorDesc *desc;
     std::vector<int64_t> shape;
-    const void* data;
+    const void *data;
     int state; // the state whose memory it views, or -1
   };
 
-  EntryState& state(int entry);
-  void bindAllDims(const EntryDesc& e, EntryState& st,
-                   const std::vector<const kiln_tensor*>& inputs);
-  void evaluateShapes(const EntryDesc& e, EntryState& st,
-                      const std::vector<const kiln_tensor*>& inputs);
-  void evaluateLayouts(const EntryDesc& e, EntryState& st);
-  void allocateTemps(const EntryDesc& e, EntryState& st);
-  void bindBuffers(const EntryDesc& e, EntryState& st,
-                   const std::vector<const kiln_tensor*>& inputs);
-  void runSteps(const EntryDesc& e, EntryState& st);
-  void syncFromDevice(const EntryDesc& e, const StepDesc& step, EntryState& st, bool failed);
-  const Output& findOutput(const char* name) const;
-  void checkReadable(const Output& out) const;
+  EntryState &state(int entry);
+  void bindAllDims(const EntryDesc &e, EntryState &st,
+                   const std::vector<const kiln_tensor *> &inputs);
+  void evaluateShapes(const EntryDesc &e, EntryState &st,
+                      const std::vector<const kiln_tensor *> &inputs);
+  void evaluateLayouts(const EntryDesc &e, EntryState &st);
+  void allocateTemps(const EntryDesc &e, EntryState &st);
+  void bindBuffers(const EntryDesc &e, EntryState &st,
+                   const std::vector<const kiln_tensor *> &inputs);
+  void runSteps(const EntryDesc &e, EntryState &st);
+  void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
+                      bool failed);
+  const Output &findOutput(const char *name) const;
+  void checkReadable(const Output &out) const;
 
-  const Model* model_;
-  const Weights* weights_;
+  const Model *model_;
+  const Weights *weights_;
   kiln_session_options options_;
   std::vector<std::unique_ptr<EntryState>> entries_;
   std::vector<Output> outputs_;
@@ -82,7 +85,7 @@ private:
   kiln_session_stats stats_{};
 };
 
-void releaseModel(const Model* model);
-void releaseWeights(const Weights* weights);
+void releaseModel(const Model *model);
+void releaseWeights(const Weights *weights);
 
 } // namespace kiln::rt

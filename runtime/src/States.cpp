@@ -14,11 +14,11 @@ namespace kiln::rt {
 namespace {
 
 // "B = 2, W = 3": the values of the names a buffer's dims use that are bound.
-std::string bufferBindings(const EntryDesc& e, const BufferDesc& b,
-                           const std::vector<int64_t>& values) {
+std::string bufferBindings(const EntryDesc &e, const BufferDesc &b,
+                           const std::vector<int64_t> &values) {
   std::vector<int> seen;
   std::string out;
-  for (const DimExpr& d : b.dims)
+  for (const DimExpr &d : b.dims)
     for (size_t n = 0; n < d.names().size(); ++n) {
       int slot = d.slotOfName(n);
       if (std::find(seen.begin(), seen.end(), slot) != seen.end() || values[slot] < 0)
@@ -44,7 +44,7 @@ struct GatherPlan {
   uint64_t moved = 0; // destinations written
 };
 
-GatherPlan planGather(const int32_t* rows, int64_t count, int64_t n) {
+GatherPlan planGather(const int32_t *rows, int64_t count, int64_t n) {
   GatherPlan plan;
   std::vector<uint8_t> pending(size_t(count), 0);
   std::vector<int64_t> readers(size_t(n), 0); // pending copies that read each old row
@@ -93,10 +93,10 @@ GatherPlan planGather(const int32_t* rows, int64_t count, int64_t n) {
 
 } // namespace
 
-StateSet::StateSet(const Manifest& manifest)
+StateSet::StateSet(const Manifest &manifest)
     : manifest_(manifest), slots_(manifest.states.size()) {}
 
-std::string StateSet::creatorsHint(const std::vector<size_t>& states) const {
+std::string StateSet::creatorsHint(const std::vector<size_t> &states) const {
   std::vector<int> entries;
   for (size_t s : states)
     for (int e : manifest_.states[s].creators)
@@ -106,13 +106,15 @@ std::string StateSet::creatorsHint(const std::vector<size_t>& states) const {
     return "no entry creates it";
   std::string out = "run ";
   for (size_t i = 0; i < entries.size(); ++i)
-    out += cat(i == 0 ? "" : i + 1 == entries.size() ? " or " : ", ", "'",
-               manifest_.entries[size_t(entries[i])].name, "'");
+    out += cat(i == 0                    ? ""
+               : i + 1 == entries.size() ? " or "
+                                         : ", ",
+               "'", manifest_.entries[size_t(entries[i])].name, "'");
   return out + " first";
 }
 
 std::string StateSet::unsetReason(size_t state, bool relative) const {
-  const Slot& slot = slots_[state];
+  const Slot &slot = slots_[state];
   std::string why;
   switch (slot.why) {
   case Unset::NeverCreated:
@@ -131,12 +133,13 @@ std::string StateSet::unsetReason(size_t state, bool relative) const {
 }
 
 // Who bound a slot before buffers[upTo] (a state buffer) tried to: for messages.
-static std::string binderOf(const EntryDesc& e, const Manifest& m, int slot, size_t upTo) {
+static std::string binderOf(const EntryDesc &e, const Manifest &m, int slot,
+                            size_t upTo) {
   int input = inputBinding(e, slot);
   if (input >= 0)
     return cat("input '", e.inputs[size_t(input)].name, "'");
   for (size_t i = 0; i < upTo; ++i) {
-    const BufferDesc& b = e.buffers[i];
+    const BufferDesc &b = e.buffers[i];
     if (b.kind == BufferKind::State && !b.create &&
         std::find(b.bindSlot.begin(), b.bindSlot.end(), slot) != b.bindSlot.end())
       return cat("state '", m.states[size_t(b.index)].name, "'");
@@ -144,17 +147,17 @@ static std::string binderOf(const EntryDesc& e, const Manifest& m, int slot, siz
   return "an earlier binding";
 }
 
-void StateSet::bindDims(const EntryDesc& e, std::vector<int64_t>& values) const {
+void StateSet::bindDims(const EntryDesc &e, std::vector<int64_t> &values) const {
   // Inputs bind first, so a slot bound here that an input also binds is checked instead.
   for (size_t i = 0; i < e.buffers.size(); ++i) {
-    const BufferDesc& b = e.buffers[i];
+    const BufferDesc &b = e.buffers[i];
     if (b.kind != BufferKind::State || b.create)
       continue;
-    const Slot& slot = slots_[size_t(b.index)];
-    const StateDesc& desc = manifest_.states[size_t(b.index)];
+    const Slot &slot = slots_[size_t(b.index)];
+    const StateDesc &desc = manifest_.states[size_t(b.index)];
     if (!slot.valid)
-      fail(KILN_STATUS_FAILED_PRECONDITION, "entry '", e.name, "' reads state '", desc.name,
-           "', ", unsetReason(size_t(b.index), true));
+      fail(KILN_STATUS_FAILED_PRECONDITION, "entry '", e.name, "' reads state '",
+           desc.name, "', ", unsetReason(size_t(b.index), true));
     for (size_t d = 0; d < b.dims.size(); ++d) {
       int s = b.bindSlot[d];
       if (s < 0)
@@ -163,20 +166,21 @@ void StateSet::bindDims(const EntryDesc& e, std::vector<int64_t>& values) const 
         values[s] = slot.shape[d];
       else if (values[s] != slot.shape[d])
         fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': state '", desc.name,
-             "' has shape ", formatShape(slot.shape), " but the entry needs ", b.describe(),
-             " with ", e.dimNames[s], " = ", values[s], " (from ",
+             "' has shape ", formatShape(slot.shape), " but the entry needs ",
+             b.describe(), " with ", e.dimNames[s], " = ", values[s], " (from ",
              binderOf(e, manifest_, s, i), ")");
     }
   }
 }
 
-void StateSet::checkShapes(const EntryDesc& e, const std::vector<std::vector<int64_t>>& shapes,
-                           const std::vector<int64_t>& values) const {
+void StateSet::checkShapes(const EntryDesc &e,
+                           const std::vector<std::vector<int64_t>> &shapes,
+                           const std::vector<int64_t> &values) const {
   for (size_t i = 0; i < e.buffers.size(); ++i) {
-    const BufferDesc& b = e.buffers[i];
+    const BufferDesc &b = e.buffers[i];
     if (b.kind != BufferKind::State || b.create)
       continue;
-    const Slot& slot = slots_[size_t(b.index)];
+    const Slot &slot = slots_[size_t(b.index)];
     if (shapes[i] == slot.shape)
       continue;
     std::string with = bufferBindings(e, b, values);
@@ -187,12 +191,13 @@ void StateSet::checkShapes(const EntryDesc& e, const std::vector<std::vector<int
   }
 }
 
-void StateSet::create(const EntryDesc& e, const std::vector<std::vector<int64_t>>& shapes) {
+void StateSet::create(const EntryDesc &e,
+                      const std::vector<std::vector<int64_t>> &shapes) {
   for (size_t i = 0; i < e.buffers.size(); ++i) {
-    const BufferDesc& b = e.buffers[i];
+    const BufferDesc &b = e.buffers[i];
     if (b.kind != BufferKind::State || !b.create)
       continue;
-    Slot& slot = slots_[size_t(b.index)];
+    Slot &slot = slots_[size_t(b.index)];
     slot.valid = false; // its old value is gone from here on
     size_t bytes = size_t(elementCount(shapes[i])) * kiln_dtype_size(b.dtype);
     slot.memory.reserve(bytes);
@@ -204,15 +209,15 @@ void StateSet::create(const EntryDesc& e, const std::vector<std::vector<int64_t>
 
 void StateSet::forgetWritten(int entry) noexcept {
   for (int s : manifest_.entries[size_t(entry)].writtenStates) {
-    Slot& slot = slots_[size_t(s)];
+    Slot &slot = slots_[size_t(s)];
     slot.valid = false;
     slot.why = Unset::RunFailed;
     slot.failedEntry = entry;
   }
 }
 
-void StateSet::gather(const int32_t* rows, size_t count) {
-  const char* who = "kiln_session_gather_states";
+void StateSet::gather(const int32_t *rows, size_t count) {
+  const char *who = "kiln_session_gather_states";
   std::vector<size_t> live;
   for (size_t s = 0; s < slots_.size(); ++s)
     if (slots_[s].valid)
@@ -228,9 +233,10 @@ void StateSet::gather(const int32_t* rows, size_t count) {
   int64_t n = slots_[live[0]].shape[0];
   for (size_t s : live)
     if (slots_[s].shape[0] != n)
-      fail(KILN_STATUS_INVALID_ARGUMENT, who, ": the states have different batch sizes: ",
-           join(live, [&](size_t t) {
-             return cat("'", manifest_.states[t].name, "' ", formatShape(slots_[t].shape));
+      fail(KILN_STATUS_INVALID_ARGUMENT, who,
+           ": the states have different batch sizes: ", join(live, [&](size_t t) {
+             return cat("'", manifest_.states[t].name, "' ",
+                        formatShape(slots_[t].shape));
            }));
   if (count > 0 && !rows)
     fail(KILN_STATUS_INVALID_ARGUMENT, who, ": rows is NULL but row_count is ", count);
@@ -248,7 +254,7 @@ void StateSet::gather(const int32_t* rows, size_t count) {
   std::vector<TempBlock> grown(live.size()); // allocated for the states that must move
   size_t stagingBytes = 0;
   for (size_t k = 0; k < live.size(); ++k) {
-    Slot& slot = slots_[live[k]];
+    Slot &slot = slots_[live[k]];
     int64_t rowElements = elementCount(slot.shape, 1);
     if (count > 0 && rowElements > int64_t(INT32_MAX) / int64_t(count))
       fail(KILN_STATUS_INVALID_ARGUMENT, who, ": state '", manifest_.states[live[k]].name,
@@ -263,17 +269,17 @@ void StateSet::gather(const int32_t* rows, size_t count) {
   std::vector<uint8_t> staging(stagingBytes);
 
   for (size_t k = 0; k < live.size(); ++k) {
-    Slot& slot = slots_[live[k]];
+    Slot &slot = slots_[live[k]];
     size_t bytes = rowBytes[k];
-    uint8_t* base = slot.memory.bytes();
+    uint8_t *base = slot.memory.bytes();
     if (grown[k].data()) {
       // New memory: every row goes there once, straight from its source.
-      uint8_t* to = grown[k].bytes();
+      uint8_t *to = grown[k].bytes();
       for (size_t i = 0; i < count && bytes; ++i)
         std::memcpy(to + i * bytes, base + size_t(rows[i]) * bytes, bytes);
       slot.memory.swap(grown[k]);
     } else if (bytes) {
-      for (const GatherPlan::Op& op : plan.ops) {
+      for (const GatherPlan::Op &op : plan.ops) {
         switch (op.kind) {
         case GatherPlan::Kind::Copy:
           std::memcpy(base + size_t(op.dst) * bytes, base + size_t(op.src) * bytes,
@@ -294,26 +300,26 @@ void StateSet::gather(const int32_t* rows, size_t count) {
 }
 
 void StateSet::clear() {
-  for (Slot& slot : slots_)
+  for (Slot &slot : slots_)
     if (slot.valid) {
       slot.valid = false;
       slot.why = Unset::Cleared;
     }
 }
 
-kiln_tensor StateSet::get(const char* name) const {
+kiln_tensor StateSet::get(const char *name) const {
   int index = manifest_.findState(name);
   if (index < 0)
     fail(KILN_STATUS_NOT_FOUND, "model '", manifest_.model, "' has no state '", name, "'",
          manifest_.states.empty()
              ? std::string("; it has no states")
-             : "; its states are " + join(manifest_.states, [](const StateDesc& s) {
+             : "; its states are " + join(manifest_.states, [](const StateDesc &s) {
                  return "'" + s.name + "'";
                }));
-  const Slot& slot = slots_[size_t(index)];
+  const Slot &slot = slots_[size_t(index)];
   if (!slot.valid)
-    fail(KILN_STATUS_FAILED_PRECONDITION, "state '", name, "' is not set: ",
-         unsetReason(size_t(index), false));
+    fail(KILN_STATUS_FAILED_PRECONDITION, "state '", name,
+         "' is not set: ", unsetReason(size_t(index), false));
   kiln_tensor t;
   t.name = manifest_.states[size_t(index)].name.c_str();
   t.dtype = manifest_.states[size_t(index)].dtype;
@@ -325,7 +331,7 @@ kiln_tensor StateSet::get(const char* name) const {
 
 uint64_t StateSet::bytes() const {
   uint64_t total = 0;
-  for (const Slot& slot : slots_)
+  for (const Slot &slot : slots_)
     total += slot.memory.capacity();
   return total;
 }

@@ -13,31 +13,32 @@ namespace kiln::rt {
 
 class StateSet {
 public:
-  explicit StateSet(const Manifest& manifest);
+  explicit StateSet(const Manifest &manifest);
 
   // Binds the slots named by the bare-name dims of the entry's state buffers that do not
   // create their state, from the states' current shapes (slots the inputs bound are
   // checked instead). Throws FAILED_PRECONDITION when such a state is not set (naming the
   // entries that create it), INVALID_ARGUMENT when a size disagrees.
-  void bindDims(const EntryDesc& entry, std::vector<int64_t>& values) const;
+  void bindDims(const EntryDesc &entry, std::vector<int64_t> &values) const;
   // Throws INVALID_ARGUMENT unless every such buffer's evaluated shape is its state's.
-  void checkShapes(const EntryDesc& entry, const std::vector<std::vector<int64_t>>& shapes,
-                   const std::vector<int64_t>& values) const;
+  void checkShapes(const EntryDesc &entry,
+                   const std::vector<std::vector<int64_t>> &shapes,
+                   const std::vector<int64_t> &values) const;
   // (Re)creates the states the entry creates with their buffers' evaluated shapes,
   // zero-filled, reusing memory that is large enough. Throws RESOURCE_EXHAUSTED.
-  void create(const EntryDesc& entry, const std::vector<std::vector<int64_t>>& shapes);
+  void create(const EntryDesc &entry, const std::vector<std::vector<int64_t>> &shapes);
   // The memory of a state (valid or not: a run binds it before its steps).
-  uint8_t* data(int state) const { return slots_[size_t(state)].memory.bytes(); }
+  uint8_t *data(int state) const { return slots_[size_t(state)].memory.bytes(); }
   // Forgets the states entries[entry] creates or writes: its run failed part-way.
   void forgetWritten(int entry) noexcept;
 
   // kiln_session_gather_states: row i of every set state becomes its old row rows[i].
   // Validates everything and allocates before changing anything, so a failure (thrown)
   // leaves the states as they were.
-  void gather(const int32_t* rows, size_t count);
+  void gather(const int32_t *rows, size_t count);
   void clear();
   // kiln_session_get_state. Throws NOT_FOUND / FAILED_PRECONDITION.
-  kiln_tensor get(const char* name) const;
+  kiln_tensor get(const char *name) const;
   uint64_t bytes() const;
   uint64_t rowsCopied() const { return rowsCopied_; }
 
@@ -54,9 +55,9 @@ private:
   // Why a state is not set and what to do: "which no run has created; run 'decode_start'
   // first" (relative) or "no run has created it; run 'decode_start' first".
   std::string unsetReason(size_t state, bool relative) const;
-  std::string creatorsHint(const std::vector<size_t>& states) const;
+  std::string creatorsHint(const std::vector<size_t> &states) const;
 
-  const Manifest& manifest_;
+  const Manifest &manifest_;
   std::vector<Slot> slots_; // one per manifest state; sized once (a Slot does not move)
   uint64_t rowsCopied_ = 0;
 };

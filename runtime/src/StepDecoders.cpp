@@ -10,7 +10,7 @@
 namespace kiln {
 namespace {
 
-[[noreturn]] void fail(kiln_status_code code, const std::string& message) {
+[[noreturn]] void fail(kiln_status_code code, const std::string &message) {
   throw Error(code, message);
 }
 
@@ -20,12 +20,12 @@ struct SourceBatch {
   std::vector<int32_t> ids, lengths;
 };
 
-SourceBatch padSources(const std::vector<std::vector<int32_t>>& sources, int32_t padId) {
+SourceBatch padSources(const std::vector<std::vector<int32_t>> &sources, int32_t padId) {
   if (sources.empty())
     fail(KILN_STATUS_INVALID_ARGUMENT, "no sources to encode");
   SourceBatch b;
   b.batch = int64_t(sources.size());
-  for (const auto& s : sources) {
+  for (const auto &s : sources) {
     if (s.empty())
       fail(KILN_STATUS_INVALID_ARGUMENT, "an empty source cannot be encoded");
     b.length = std::max<int64_t>(b.length, int64_t(s.size()));
@@ -42,8 +42,8 @@ SourceBatch padSources(const std::vector<std::vector<int32_t>>& sources, int32_t
 }
 
 // Runs `encode` and returns its memory [B, S, D] (copied: the next run may reuse it).
-std::vector<float> encodeSources(Session& session, const std::string& entry,
-                                 SourceBatch& b, int64_t& dModel) {
+std::vector<float> encodeSources(Session &session, const std::string &entry,
+                                 SourceBatch &b, int64_t &dModel) {
   session.run(entry, {TensorArg::of("src_ids", {b.batch, b.length}, b.ids.data()),
                       TensorArg::of("src_lengths", {b.batch}, b.lengths.data())});
   OutputView mem = session.output("memory");
@@ -51,16 +51,16 @@ std::vector<float> encodeSources(Session& session, const std::string& entry,
     fail(KILN_STATUS_INVALID_MODEL,
          "entry '" + entry + "' returned a memory of an unexpected shape");
   dModel = mem.shape[2];
-  const float* data = mem.as<float>();
+  const float *data = mem.as<float>();
   return std::vector<float>(data, data + b.batch * b.length * dModel);
 }
 
 // log_softmax in double of `rows` rows of `v` logits, `stride` floats apart.
-void logSoftmaxRows(const float* logits, int64_t rows, int64_t v, int64_t stride,
-                    std::vector<double>& out) {
+void logSoftmaxRows(const float *logits, int64_t rows, int64_t v, int64_t stride,
+                    std::vector<double> &out) {
   out.resize(size_t(rows * v));
   for (int64_t r = 0; r < rows; ++r) {
-    const float* row = logits + r * stride;
+    const float *row = logits + r * stride;
     double maxLogit = -std::numeric_limits<double>::infinity();
     for (int64_t i = 0; i < v; ++i)
       maxLogit = std::max(maxLogit, double(row[i]));
@@ -74,26 +74,28 @@ void logSoftmaxRows(const float* logits, int64_t rows, int64_t v, int64_t stride
 }
 
 // The static last dimension of output `name` of `entry` (the vocabulary).
-int64_t vocabularyOf(const Model& model, const std::string& entry, const std::string& name) {
-  for (const TensorInfo& out : model.outputs(entry))
+int64_t vocabularyOf(const Model &model, const std::string &entry,
+                     const std::string &name) {
+  for (const TensorInfo &out : model.outputs(entry))
     if (out.name == name && !out.shape.empty() && out.shape.back() > 0)
       return out.shape.back();
   fail(KILN_STATUS_INVALID_MODEL, "entry '" + entry + "' has no '" + name +
                                       "' output with a static vocabulary size");
 }
 
-void checkRows(const std::vector<int32_t>& sourceOf,
-               const std::vector<std::vector<int32_t>>& prefixes, size_t sources) {
+void checkRows(const std::vector<int32_t> &sourceOf,
+               const std::vector<std::vector<int32_t>> &prefixes, size_t sources) {
   if (sourceOf.empty() || sourceOf.size() != prefixes.size())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "step(): sourceOf and prefixes must be non-empty and "
-                                       "of equal size");
+    fail(KILN_STATUS_INVALID_ARGUMENT,
+         "step(): sourceOf and prefixes must be non-empty and "
+         "of equal size");
   for (size_t r = 0; r < prefixes.size(); ++r) {
     if (prefixes[r].size() != prefixes[0].size() || prefixes[r].empty())
       fail(KILN_STATUS_INVALID_ARGUMENT,
            "step(): prefixes must be non-empty and of one length");
     if (sourceOf[r] < 0 || size_t(sourceOf[r]) >= sources)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "step(): source index " +
-                                             std::to_string(sourceOf[r]) + " out of range");
+      fail(KILN_STATUS_INVALID_ARGUMENT,
+           "step(): source index " + std::to_string(sourceOf[r]) + " out of range");
   }
 }
 
@@ -101,23 +103,23 @@ void checkRows(const std::vector<int32_t>& sourceOf,
 
 //===-- PrefixDecoder ------------------------------------------------------===//
 
-PrefixDecoder::PrefixDecoder(const Model& model, const Weights& weights, int32_t padId,
+PrefixDecoder::PrefixDecoder(const Model &model, const Weights &weights, int32_t padId,
                              std::string encodeEntry, std::string decodeEntry)
     : session_(model, weights), padId_(padId), encodeEntry_(std::move(encodeEntry)),
       decodeEntry_(std::move(decodeEntry)) {
   vocabSize_ = vocabularyOf(model, decodeEntry_, "logits");
 }
 
-void PrefixDecoder::start(const std::vector<std::vector<int32_t>>& sources) {
+void PrefixDecoder::start(const std::vector<std::vector<int32_t>> &sources) {
   SourceBatch b = padSources(sources, padId_);
   memory_ = encodeSources(session_, encodeEntry_, b, dModel_);
   srcLen_ = b.length;
   srcLengths_ = std::move(b.lengths);
 }
 
-void PrefixDecoder::step(const std::vector<int32_t>& sourceOf,
-                         const std::vector<std::vector<int32_t>>& prefixes,
-                         std::vector<double>& logProbs) {
+void PrefixDecoder::step(const std::vector<int32_t> &sourceOf,
+                         const std::vector<std::vector<int32_t>> &prefixes,
+                         std::vector<double> &logProbs) {
   checkRows(sourceOf, prefixes, srcLengths_.size());
   int64_t rows = int64_t(prefixes.size());
   int64_t t = int64_t(prefixes[0].size());
@@ -132,19 +134,21 @@ void PrefixDecoder::step(const std::vector<int32_t>& sourceOf,
               memory.begin() + r * rowMem);
     lengths[r] = srcLengths_[s];
   }
-  session_.run(decodeEntry_, {TensorArg::of("tgt_ids", {rows, t}, tgt.data()),
-                              TensorArg::of("memory", {rows, srcLen_, dModel_}, memory.data()),
-                              TensorArg::of("src_lengths", {rows}, lengths.data())});
+  session_.run(decodeEntry_,
+               {TensorArg::of("tgt_ids", {rows, t}, tgt.data()),
+                TensorArg::of("memory", {rows, srcLen_, dModel_}, memory.data()),
+                TensorArg::of("src_lengths", {rows}, lengths.data())});
   ++decodeCalls_;
   // Only the last position predicts the next token; the earlier ones are recomputed
   // context (the price of having no cache).
-  const float* logits = session_.output("logits").as<float>();
-  logSoftmaxRows(logits + (t - 1) * vocabSize_, rows, vocabSize_, t * vocabSize_, logProbs);
+  const float *logits = session_.output("logits").as<float>();
+  logSoftmaxRows(logits + (t - 1) * vocabSize_, rows, vocabSize_, t * vocabSize_,
+                 logProbs);
 }
 
 //===-- KVCacheDecoder -----------------------------------------------------===//
 
-KVCacheDecoder::KVCacheDecoder(const Model& model, const Weights& weights, int32_t padId,
+KVCacheDecoder::KVCacheDecoder(const Model &model, const Weights &weights, int32_t padId,
                                Entries entries)
     : session_(model, weights), padId_(padId), entries_(std::move(entries)) {
   vocabSize_ = vocabularyOf(model, entries_.step, "logits");
@@ -157,7 +161,7 @@ KVCacheDecoder::KVCacheDecoder(const Model& model, const Weights& weights, int32
       continue;
     // Bounds that name dims (none do in nn::Transformer) leave the capacity unknown.
     int64_t lo = 0, hi = 0;
-    kiln_status* status =
+    kiln_status *status =
         kiln_model_input_bounds(model.get(), entry, i, nullptr, nullptr, 0, &lo, &hi);
     if (!status)
       capacity_ = hi + 1;
@@ -165,7 +169,7 @@ KVCacheDecoder::KVCacheDecoder(const Model& model, const Weights& weights, int32
   }
 }
 
-void KVCacheDecoder::start(const std::vector<std::vector<int32_t>>& sources) {
+void KVCacheDecoder::start(const std::vector<std::vector<int32_t>> &sources) {
   SourceBatch b = padSources(sources, padId_);
   int64_t dModel = 0;
   std::vector<float> memory = encodeSources(session_, entries_.encode, b, dModel);
@@ -179,9 +183,9 @@ void KVCacheDecoder::start(const std::vector<std::vector<int32_t>>& sources) {
   position_ = 0;
 }
 
-void KVCacheDecoder::step(const std::vector<int32_t>& sourceOf,
-                          const std::vector<std::vector<int32_t>>& prefixes,
-                          std::vector<double>& logProbs) {
+void KVCacheDecoder::step(const std::vector<int32_t> &sourceOf,
+                          const std::vector<std::vector<int32_t>> &prefixes,
+                          std::vector<double> &logProbs) {
   checkRows(sourceOf, prefixes, srcLengths_.size());
   int64_t position = int64_t(prefixes[0].size()) - 1;
   if (position != position_)
@@ -192,9 +196,11 @@ void KVCacheDecoder::step(const std::vector<int32_t>& sourceOf,
              " (a KV-cache decoder extends its rows by one token per step)");
   if (capacity_ > 0 && position >= capacity_)
     fail(KILN_STATUS_INVALID_ARGUMENT,
-         "step(): position " + std::to_string(position) + " is past the model's KV cache of " +
-             std::to_string(capacity_) + " positions (TransformerConfig::maxDecodeLength); "
-             "generate at most " + std::to_string(capacity_) + " tokens");
+         "step(): position " + std::to_string(position) +
+             " is past the model's KV cache of " + std::to_string(capacity_) +
+             " positions (TransformerConfig::maxDecodeLength); "
+             "generate at most " +
+             std::to_string(capacity_) + " tokens");
   // Before the first token the rows are the sources; a search may start from any
   // arrangement of them (several beams of one source).
   if (sourceOf != rowSource_) {
@@ -205,7 +211,8 @@ void KVCacheDecoder::step(const std::vector<int32_t>& sourceOf,
     rowSource_ = sourceOf;
   }
   int64_t rows = int64_t(prefixes.size());
-  std::vector<int32_t> last(static_cast<size_t>(rows)), lengths(static_cast<size_t>(rows));
+  std::vector<int32_t> last(static_cast<size_t>(rows)),
+      lengths(static_cast<size_t>(rows));
   for (int64_t r = 0; r < rows; ++r) {
     last[r] = prefixes[r].back();
     lengths[r] = srcLengths_[sourceOf[r]];
@@ -216,10 +223,11 @@ void KVCacheDecoder::step(const std::vector<int32_t>& sourceOf,
                                TensorArg::of("src_lengths", {rows}, lengths.data())});
   ++stepCalls_;
   ++position_;
-  logSoftmaxRows(session_.output("logits").as<float>(), rows, vocabSize_, vocabSize_, logProbs);
+  logSoftmaxRows(session_.output("logits").as<float>(), rows, vocabSize_, vocabSize_,
+                 logProbs);
 }
 
-void KVCacheDecoder::reorder(const std::vector<int32_t>& parents) {
+void KVCacheDecoder::reorder(const std::vector<int32_t> &parents) {
   bool identity = parents.size() == rowSource_.size();
   for (size_t r = 0; identity && r < parents.size(); ++r)
     identity = parents[r] == int32_t(r);
@@ -228,7 +236,8 @@ void KVCacheDecoder::reorder(const std::vector<int32_t>& parents) {
   std::vector<int32_t> next(parents.size());
   for (size_t r = 0; r < parents.size(); ++r) {
     if (parents[r] < 0 || size_t(parents[r]) >= rowSource_.size())
-      fail(KILN_STATUS_INVALID_ARGUMENT, "reorder(): parent " + std::to_string(parents[r]) +
+      fail(KILN_STATUS_INVALID_ARGUMENT, "reorder(): parent " +
+                                             std::to_string(parents[r]) +
                                              " is not a row of the last step");
     next[r] = rowSource_[size_t(parents[r])];
   }

@@ -13,8 +13,8 @@ TempBlock::~TempBlock() { reset(); }
 bool TempBlock::reserve(size_t bytes) {
   if (bytes > SIZE_MAX - kTempAlignment)
     fail(KILN_STATUS_RESOURCE_EXHAUSTED, "cannot allocate a ", bytes, "-byte block");
-  bytes = bytes == 0 ? kTempAlignment : (bytes + kTempAlignment - 1) / kTempAlignment *
-                                             kTempAlignment;
+  bytes = bytes == 0 ? kTempAlignment
+                     : (bytes + kTempAlignment - 1) / kTempAlignment * kTempAlignment;
   if (bytes <= capacity_)
     return false;
   reset();
@@ -32,7 +32,7 @@ void TempBlock::reset() {
   capacity_ = 0;
 }
 
-void TempBlock::swap(TempBlock& other) noexcept {
+void TempBlock::swap(TempBlock &other) noexcept {
   std::swap(data_, other.data_);
   std::swap(capacity_, other.capacity_);
 }

@@ -13,19 +13,19 @@ class TempBlock {
 public:
   TempBlock() = default;
   ~TempBlock();
-  TempBlock(const TempBlock&) = delete;
-  TempBlock& operator=(const TempBlock&) = delete;
+  TempBlock(const TempBlock &) = delete;
+  TempBlock &operator=(const TempBlock &) = delete;
   // Returns true when it had to allocate; the old contents are lost then. Throws
   // RESOURCE_EXHAUSTED.
   bool reserve(size_t bytes);
   void reset();
-  void swap(TempBlock& other) noexcept;
-  void* data() const { return data_; }
-  uint8_t* bytes() const { return static_cast<uint8_t*>(data_); }
+  void swap(TempBlock &other) noexcept;
+  void *data() const { return data_; }
+  uint8_t *bytes() const { return static_cast<uint8_t *>(data_); }
   size_t capacity() const { return capacity_; }
 
 private:
-  void* data_ = nullptr;
+  void *data_ = nullptr;
   size_t capacity_ = 0;
 };
 

@@ -10,32 +10,32 @@
 
 namespace kiln::rt {
 
-Weights::Weights(const Manifest& manifest, const std::string& path) : file_(path) {
-  std::unordered_map<std::string, const SafetensorsTensor*> byName;
-  for (const SafetensorsTensor& t : file_.tensors())
+Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path) {
+  std::unordered_map<std::string, const SafetensorsTensor *> byName;
+  for (const SafetensorsTensor &t : file_.tensors())
     byName.emplace(t.name, &t);
 
   std::vector<std::string> problems;
-  std::vector<const SafetensorsTensor*> matched;
-  for (const TensorDesc& p : manifest.parameters) {
+  std::vector<const SafetensorsTensor *> matched;
+  for (const TensorDesc &p : manifest.parameters) {
     signatures_.push_back({p.name, p.dtype, p.staticShape});
     auto it = byName.find(p.name);
     if (it == byName.end()) {
       problems.push_back(cat("missing tensor '", p.name, "' (expected ",
-                             safetensorsDTypeName(p.dtype), " ", formatShape(p.staticShape),
-                             ")"));
+                             safetensorsDTypeName(p.dtype), " ",
+                             formatShape(p.staticShape), ")"));
       matched.push_back(nullptr);
       continue;
     }
-    const SafetensorsTensor& t = *it->second;
+    const SafetensorsTensor &t = *it->second;
     byName.erase(it);
     matched.push_back(&t);
     bool dtypeOk = parseSafetensorsDType(t.dtype) == p.dtype;
     bool shapeOk = t.shape == p.staticShape;
     if (!dtypeOk && !shapeOk)
-      problems.push_back(cat("tensor '", p.name, "' is ", t.dtype, " ", formatShape(t.shape),
-                             ", expected ", safetensorsDTypeName(p.dtype), " ",
-                             formatShape(p.staticShape)));
+      problems.push_back(cat(
+          "tensor '", p.name, "' is ", t.dtype, " ", formatShape(t.shape), ", expected ",
+          safetensorsDTypeName(p.dtype), " ", formatShape(p.staticShape)));
     else if (!dtypeOk)
       problems.push_back(cat("tensor '", p.name, "' has dtype ", t.dtype, ", expected ",
                              safetensorsDTypeName(p.dtype)));
@@ -44,7 +44,7 @@ Weights::Weights(const Manifest& manifest, const std::string& path) : file_(path
                              ", expected ", formatShape(p.staticShape)));
   }
   // File order, so the message is stable.
-  for (const SafetensorsTensor& t : file_.tensors())
+  for (const SafetensorsTensor &t : file_.tensors())
     if (byName.count(t.name))
       problems.push_back(cat("unexpected tensor '", t.name, "' (", t.dtype, " ",
                              formatShape(t.shape), "): the model has no such parameter"));
@@ -53,18 +53,20 @@ Weights::Weights(const Manifest& manifest, const std::string& path) : file_(path
     fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path, "' does not match model '",
          manifest.model, "' (", problems.size(),
          problems.size() == 1 ? " problem):\n  " : " problems):\n  ",
-         join(problems, [](const std::string& s) { return s; }, "\n  "));
+         join(
+             problems, [](const std::string &s) { return s; }, "\n  "));
 
   for (size_t i = 0; i < matched.size(); ++i) {
-    const uint8_t* src = file_.data(*matched[i]);
+    const uint8_t *src = file_.data(*matched[i]);
     size_t bytes = matched[i]->end - matched[i]->begin;
     size_t align = kiln_dtype_size(manifest.parameters[i].dtype);
     if (reinterpret_cast<uintptr_t>(src) % align == 0) {
       data_.push_back(src);
       continue;
     }
-    // Tensors packed at odd offsets by some writers: kernels may assume natural alignment.
-    void* copy = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+    // Tensors packed at odd offsets by some writers: kernels may assume natural
+    // alignment.
+    void *copy = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
     if (!copy)
       throw std::bad_alloc();
     copies_.emplace_back(copy);
@@ -73,14 +75,14 @@ Weights::Weights(const Manifest& manifest, const std::string& path) : file_(path
   }
 }
 
-void Weights::FreeDeleter::operator()(void* p) const { std::free(p); }
+void Weights::FreeDeleter::operator()(void *p) const { std::free(p); }
 
-bool Weights::fits(const Manifest& manifest) const {
+bool Weights::fits(const Manifest &manifest) const {
   if (manifest.parameters.size() != signatures_.size())
     return false;
   for (size_t i = 0; i < signatures_.size(); ++i) {
-    const TensorDesc& p = manifest.parameters[i];
-    const Signature& s = signatures_[i];
+    const TensorDesc &p = manifest.parameters[i];
+    const Signature &s = signatures_[i];
     if (p.name != s.name || p.dtype != s.dtype || p.staticShape != s.shape)
       return false;
   }

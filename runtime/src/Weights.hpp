@@ -14,15 +14,15 @@ namespace kiln::rt {
 
 class Weights {
 public:
-  // Throws Error naming the file; INVALID_WEIGHTS lists every mismatch at once, since fixing
-  // an export one error per run is miserable.
-  Weights(const Manifest& manifest, const std::string& path);
+  // Throws Error naming the file; INVALID_WEIGHTS lists every mismatch at once, since
+  // fixing an export one error per run is miserable.
+  Weights(const Manifest &manifest, const std::string &path);
 
   size_t parameterCount() const { return data_.size(); }
-  const void* data(size_t parameter) const { return data_[parameter]; }
+  const void *data(size_t parameter) const { return data_[parameter]; }
   // Whether this file was checked against the same parameter list as `manifest`'s.
-  bool fits(const Manifest& manifest) const;
-  const std::string& path() const { return file_.path(); }
+  bool fits(const Manifest &manifest) const;
+  const std::string &path() const { return file_.path(); }
 
   mutable std::atomic<int> refs{1};
 
@@ -34,9 +34,9 @@ private:
   };
   SafetensorsFile file_;
   std::vector<Signature> signatures_;
-  std::vector<const void*> data_;
+  std::vector<const void *> data_;
   struct FreeDeleter {
-    void operator()(void* p) const;
+    void operator()(void *p) const;
   };
   std::vector<std::unique_ptr<void, FreeDeleter>> copies_; // realigned tensors
 };

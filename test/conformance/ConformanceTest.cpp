@@ -54,8 +54,8 @@ public:
   CompiledModel(const std::string &config) {
     error_ = take(kiln_model_open(libraryOf(config).c_str(), &model_));
     if (error_.empty())
-      error_ = take(kiln_weights_open(model_, (dataDir(config) + "/weights.safetensors").c_str(),
-                                      &weights_));
+      error_ = take(kiln_weights_open(
+          model_, (dataDir(config) + "/weights.safetensors").c_str(), &weights_));
     if (error_.empty())
       error_ = take(kiln_session_create(model_, weights_, nullptr, &session_));
   }
@@ -150,9 +150,9 @@ TEST(ConformanceReference, InterpreterMatchesPyTorch) {
   ASSERT_TRUE(model.ok());
   reference::TensorMap weights = load(dataDir("tiny") + "/weights.safetensors");
   reference::TensorMap data = load(dataDir("tiny") + "/b3.safetensors");
-  auto memory = reference::run(model.module(), "encode",
-                               {{"src_ids", data["src_ids"]}, {"src_lengths", data["src_lengths"]}},
-                               weights);
+  auto memory = reference::run(
+      model.module(), "encode",
+      {{"src_ids", data["src_ids"]}, {"src_lengths", data["src_lengths"]}}, weights);
   ASSERT_TRUE(static_cast<bool>(memory)) << llvm::toString(memory.takeError());
   EXPECT_LE(test::relativeError((*memory)["memory"].f32, data["memory"].f32), 1e-5);
   auto logits = reference::run(model.module(), "decode",
@@ -207,7 +207,8 @@ TEST_F(ConformanceBadInput, LengthLongerThanSource) {
 TEST_F(ConformanceBadInput, MismatchedBatch) {
   data_["src_lengths"] = reference::HostTensor::ints({2}, {3, 4});
   std::string error = encode();
-  EXPECT_NE(error.find("dimension 'B' is 3 in input 'src_ids'"), std::string::npos) << error;
+  EXPECT_NE(error.find("dimension 'B' is 3 in input 'src_ids'"), std::string::npos)
+      << error;
   EXPECT_NE(error.find("but 2 in input 'src_lengths'"), std::string::npos) << error;
 }
 
@@ -215,8 +216,8 @@ TEST(ConformanceWeights, WeightsOfAnotherConfigurationAreRejectedByName) {
   kiln_model *model = nullptr;
   ASSERT_EQ(take(kiln_model_open(KILN_TINY_LIBRARY, &model)), "");
   kiln_weights *weights = nullptr;
-  std::string error =
-      take(kiln_weights_open(model, (dataDir("base") + "/weights.safetensors").c_str(), &weights));
+  std::string error = take(kiln_weights_open(
+      model, (dataDir("base") + "/weights.safetensors").c_str(), &weights));
   EXPECT_EQ(weights, nullptr);
   EXPECT_NE(error.find("embed.weight"), std::string::npos) << error;
   EXPECT_NE(error.find("transformer.encoder.layers.2"), std::string::npos)

@@ -44,7 +44,8 @@ Model buildTinyModel() {
 class ScratchDir {
 public:
   explicit ScratchDir(const std::string &prefix) {
-    std::error_code ec = llvm::sys::fs::createUniqueDirectory(buildDir() + "/" + prefix, path_);
+    std::error_code ec =
+        llvm::sys::fs::createUniqueDirectory(buildDir() + "/" + prefix, path_);
     EXPECT_FALSE(ec) << ec.message();
   }
   ~ScratchDir() { llvm::sys::fs::remove_directories(path_); }
@@ -86,8 +87,9 @@ TEST(CompileTest, CompilesAtRunTimeWithStatements) {
   options.outputDir = dir.str();
   options.emitStmt = true;
   hb::CompileStats stats;
-  Compiled c = compile(
-      model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options, &stats); });
+  Compiled c = compile(model, [&](mlir::ModuleOp m) {
+    return hb::compileModel(m, "e2e_tiny", options, &stats);
+  });
   ASSERT_TRUE(mlir::succeeded(c.result)) << c.diagnostics;
   EXPECT_EQ(*c.result, options.outputDir + "/e2e_tiny.so");
   EXPECT_EQ(stats.kernels, 1u);
@@ -111,8 +113,9 @@ TEST(CompileTest, UnsupportedTargetIsAnError) {
     hb::CompileOptions options;
     options.target = target;
     options.outputDir = buildDir() + "/never-written";
-    Compiled c =
-        compile(model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
+    Compiled c = compile(model, [&](mlir::ModuleOp m) {
+      return hb::compileModel(m, "e2e_tiny", options);
+    });
     EXPECT_TRUE(mlir::failed(c.result)) << target;
     EXPECT_NE(c.diagnostics.find("unsupported target '" + std::string(target) + "'"),
               std::string::npos)
@@ -128,10 +131,11 @@ TEST(CompileTest, MissingCCompilerFailsBeforeCompiling) {
   ScratchDir dir("no-cc");
   options.outputDir = dir.str();
   options.cCompiler = "kiln-no-such-cc";
-  Compiled c =
-      compile(model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
+  Compiled c = compile(
+      model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
   EXPECT_TRUE(mlir::failed(c.result));
-  EXPECT_NE(c.diagnostics.find("cannot find the C compiler 'kiln-no-such-cc'"), std::string::npos)
+  EXPECT_NE(c.diagnostics.find("cannot find the C compiler 'kiln-no-such-cc'"),
+            std::string::npos)
       << c.diagnostics;
   EXPECT_FALSE(exists(options.outputDir + "/e2e_tiny.kernels/halide_runtime.o"));
 }
@@ -143,11 +147,12 @@ TEST(CompileTest, LinkFailureShowsTheCommandAndItsOutput) {
   ScratchDir dir("link-failure");
   options.outputDir = dir.str();
   options.extraLinkArgs = {"-lkiln_no_such_library"};
-  Compiled c =
-      compile(model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
+  Compiled c = compile(
+      model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
   EXPECT_TRUE(mlir::failed(c.result));
-  for (const char *expected : {"linking the model failed", "-shared", "-lkiln_no_such_library",
-                               "exit code", "kiln_no_such_library"})
+  for (const char *expected :
+       {"linking the model failed", "-shared", "-lkiln_no_such_library", "exit code",
+        "kiln_no_such_library"})
     EXPECT_NE(c.diagnostics.find(expected), std::string::npos)
         << "missing '" << expected << "' in:\n"
         << c.diagnostics;

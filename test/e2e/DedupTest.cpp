@@ -22,10 +22,12 @@ TEST(DedupTest, IdenticalOpsShareOneKernel) {
   std::vector<std::string> kernels;
   for (const llvm::json::Value &k : *root.getArray("kernels"))
     kernels.push_back(k.getAsString()->str());
-  EXPECT_EQ(kernels, (std::vector<std::string>{"kiln_e2e_dedup_k0_add", "kiln_e2e_dedup_k1_add",
-                                               "kiln_e2e_dedup_k2_relu"}));
+  EXPECT_EQ(kernels,
+            (std::vector<std::string>{"kiln_e2e_dedup_k0_add", "kiln_e2e_dedup_k1_add",
+                                      "kiln_e2e_dedup_k2_relu"}));
 
-  const llvm::json::Array &steps = *(*root.getArray("entries"))[0].getAsObject()->getArray("steps");
+  const llvm::json::Array &steps =
+      *(*root.getArray("entries"))[0].getAsObject()->getArray("steps");
   std::vector<int64_t> stepKernels;
   for (const llvm::json::Value &step : steps)
     stepKernels.push_back(*step.getAsObject()->getInteger("kernel"));

@@ -13,19 +13,23 @@ namespace kiln::e2e {
 
 std::string buildDir() { return KILN_E2E_BUILD_DIR; }
 
-std::string modelLibrary(const std::string &name) { return buildDir() + "/" + name + ".so"; }
+std::string modelLibrary(const std::string &name) {
+  return buildDir() + "/" + name + ".so";
+}
 
 bool expectOk(kiln_status *status, const char *what) {
   if (!status)
     return true;
-  ADD_FAILURE() << what << " failed: " << kiln_status_code_string(kiln_status_get_code(status))
+  ADD_FAILURE() << what
+                << " failed: " << kiln_status_code_string(kiln_status_get_code(status))
                 << ": " << kiln_status_get_message(status);
   kiln_status_free(status);
   return false;
 }
 
 llvm::Optional<llvm::json::Value> manifestOf(kiln_model *model) {
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse(kiln_model_manifest_json(model));
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse(kiln_model_manifest_json(model));
   if (!json) {
     ADD_FAILURE() << "the manifest is not JSON: " << llvm::toString(json.takeError());
     return llvm::None;
@@ -43,14 +47,15 @@ std::vector<int64_t> shapeOf(const kiln_tensor_info &info, const Dims &dims) {
       continue;
     }
     auto found = dims.find(info.dims[d]);
-    EXPECT_NE(found, dims.end()) << "the test gives no size for dimension '" << info.dims[d]
-                                 << "' of '" << info.name << "'";
+    EXPECT_NE(found, dims.end()) << "the test gives no size for dimension '"
+                                 << info.dims[d] << "' of '" << info.name << "'";
     shape.push_back(found == dims.end() ? 1 : found->second);
   }
   return shape;
 }
 
-reference::HostTensor randomTensor(const std::vector<int64_t> &shape, std::mt19937 &random) {
+reference::HostTensor randomTensor(const std::vector<int64_t> &shape,
+                                   std::mt19937 &random) {
   reference::HostTensor t = reference::HostTensor::floats(shape);
   t.f32.resize(t.numElements());
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
@@ -60,8 +65,8 @@ reference::HostTensor randomTensor(const std::vector<int64_t> &shape, std::mt199
 }
 
 /// Random integers within the input's bounds (a window of them when they are wide).
-reference::HostTensor randomInts(const std::vector<int64_t> &shape, int64_t lo, int64_t hi,
-                                 std::mt19937 &random) {
+reference::HostTensor randomInts(const std::vector<int64_t> &shape, int64_t lo,
+                                 int64_t hi, std::mt19937 &random) {
   reference::HostTensor t = reference::HostTensor::ints(shape);
   t.i32.resize(t.numElements());
   lo = std::max<int64_t>(lo, -1000);
@@ -93,7 +98,8 @@ std::string dimsString(const Dims &dims) {
 }
 
 /// max|a - b| / max|b| over finite values; non-finite values must agree exactly.
-void expectClose(const std::string &what, const float *actual, const std::vector<float> &expected) {
+void expectClose(const std::string &what, const float *actual,
+                 const std::vector<float> &expected) {
   double maxDiff = 0, maxRef = 0;
   size_t mismatches = 0, firstMismatch = 0;
   for (size_t i = 0; i < expected.size(); ++i) {
@@ -111,7 +117,8 @@ void expectClose(const std::string &what, const float *actual, const std::vector
                             << firstMismatch << ": " << actual[firstMismatch] << " vs "
                             << expected[firstMismatch];
   double relative = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-  EXPECT_LE(relative, kTolerance) << what << ": max|a-b| = " << maxDiff << ", max|b| = " << maxRef;
+  EXPECT_LE(relative, kTolerance)
+      << what << ": max|a-b| = " << maxDiff << ", max|b| = " << maxRef;
 }
 
 } // namespace
@@ -133,7 +140,8 @@ Harness::Harness(const std::string &library, ModelBuildFn build, uint32_t seed)
   std::vector<kiln_tensor> tensors;
   for (size_t i = 0; i < count; ++i) {
     kiln_tensor_info info;
-    if (!expectOk(kiln_model_parameter_info(model_, i, &info), "kiln_model_parameter_info"))
+    if (!expectOk(kiln_model_parameter_info(model_, i, &info),
+                  "kiln_model_parameter_info"))
       return;
     reference::HostTensor t = randomTensor(shapeOf(info, {}), random_);
     parameters_[info.name] = std::move(t);
@@ -155,7 +163,8 @@ Harness::Harness(const std::string &library, ModelBuildFn build, uint32_t seed)
     if (!written)
       return;
   }
-  expectOk(kiln_session_create(model_, weights_, nullptr, &session_), "kiln_session_create");
+  expectOk(kiln_session_create(model_, weights_, nullptr, &session_),
+           "kiln_session_create");
 }
 
 Harness::~Harness() {
@@ -191,8 +200,8 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
         values.push_back(size);
       }
       int64_t lo = 0, hi = 0;
-      if (!expectOk(kiln_model_input_bounds(model_, entryIndex, i, names.data(), values.data(),
-                                            names.size(), &lo, &hi),
+      if (!expectOk(kiln_model_input_bounds(model_, entryIndex, i, names.data(),
+                                            values.data(), names.size(), &lo, &hi),
                     "input bounds"))
         return 0;
       t = randomInts(shapeOf(info, dims), lo, hi, random_);
@@ -203,9 +212,9 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
   }
   for (auto &[name, t] : inputs)
     runtimeInputs.push_back(runtimeTensor(name, t));
-  if (!expectOk(
-          kiln_session_run(session_, entry.c_str(), runtimeInputs.data(), runtimeInputs.size()),
-          "kiln_session_run"))
+  if (!expectOk(kiln_session_run(session_, entry.c_str(), runtimeInputs.data(),
+                                 runtimeInputs.size()),
+                "kiln_session_run"))
     return 0;
 
   llvm::Expected<reference::TensorMap> expected =
@@ -237,7 +246,8 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
     if (want->second.isInt) {
       EXPECT_EQ(actual.dtype, KILN_DTYPE_I32) << what;
       const auto *data = static_cast<const int32_t *>(actual.data);
-      EXPECT_EQ(std::vector<int32_t>(data, data + want->second.i32.size()), want->second.i32)
+      EXPECT_EQ(std::vector<int32_t>(data, data + want->second.i32.size()),
+                want->second.i32)
           << what;
     } else {
       expectClose(what, static_cast<const float *>(actual.data), want->second.f32);

@@ -14,7 +14,9 @@ using namespace kiln::e2e;
 
 namespace {
 
-const llvm::json::Object &object(const llvm::json::Value &value) { return *value.getAsObject(); }
+const llvm::json::Object &object(const llvm::json::Value &value) {
+  return *value.getAsObject();
+}
 
 const llvm::json::Object &firstEntry(const llvm::json::Value &manifest) {
   return object((*object(manifest).getArray("entries"))[0]);
@@ -28,7 +30,8 @@ TEST(ManifestTest, ReshapesAreViewsNotKernels) {
   llvm::Optional<llvm::json::Value> manifest = manifestOf(h.model());
   ASSERT_TRUE(manifest);
   for (const llvm::json::Value &k : *object(*manifest).getArray("kernels"))
-    EXPECT_EQ(k.getAsString()->find("reshape"), llvm::StringRef::npos) << k.getAsString()->str();
+    EXPECT_EQ(k.getAsString()->find("reshape"), llvm::StringRef::npos)
+        << k.getAsString()->str();
 
   // "flat" is reshape(x, {0, -1}): a view of input buffer 0 shaped [B, S*24].
   const llvm::json::Object &entry = firstEntry(*manifest);
@@ -37,8 +40,8 @@ TEST(ManifestTest, ReshapesAreViewsNotKernels) {
     if (object(out).getString("name") != llvm::StringRef("flat"))
       continue;
     found = true;
-    const llvm::json::Object &buffer =
-        object((*entry.getArray("buffers"))[object(out).getInteger("buffer").getValueOr(-1)]);
+    const llvm::json::Object &buffer = object(
+        (*entry.getArray("buffers"))[object(out).getInteger("buffer").getValueOr(-1)]);
     EXPECT_EQ(buffer.getString("kind").getValueOr(""), "view");
     EXPECT_EQ(buffer.getInteger("view_of").getValueOr(-1), 0);
     const llvm::json::Array &shape = *buffer.getArray("shape");
@@ -81,7 +84,8 @@ TEST(ManifestTest, IntegerInputsCarryTheirBounds) {
   ASSERT_TRUE(h.ok());
   llvm::Optional<llvm::json::Value> manifest = manifestOf(h.model());
   ASSERT_TRUE(manifest);
-  const llvm::json::Object &lengths = object((*firstEntry(*manifest).getArray("inputs"))[1]);
+  const llvm::json::Object &lengths =
+      object((*firstEntry(*manifest).getArray("inputs"))[1]);
   EXPECT_EQ(lengths.getString("name").getValueOr(""), "lengths");
   EXPECT_EQ(lengths.getString("dtype").getValueOr(""), "i32");
   const llvm::json::Array &bounds = *lengths.getArray("bounds");
@@ -98,9 +102,11 @@ TEST(ManifestTest, IntegerInputsCarryTheirBounds) {
   kiln_status *status = kiln_session_run(h.session(), "encode", inputs, 2);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(kiln_status_get_code(status), KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(kiln_status_get_message(status)).find("lengths"), std::string::npos)
+  EXPECT_NE(std::string(kiln_status_get_message(status)).find("lengths"),
+            std::string::npos)
       << kiln_status_get_message(status);
   kiln_status_free(status);
   length = 2;
-  EXPECT_TRUE(expectOk(kiln_session_run(h.session(), "encode", inputs, 2), "a valid run"));
+  EXPECT_TRUE(
+      expectOk(kiln_session_run(h.session(), "encode", inputs, 2), "a valid run"));
 }

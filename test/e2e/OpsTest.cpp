@@ -38,8 +38,9 @@ TEST(OpsTest, AddAndMulBroadcast) {
 TEST(OpsTest, ScaleAndRelu) {
   Harness h(modelLibrary("e2e_unary"), buildUnaryModel);
   ASSERT_TRUE(h.ok());
-  for (const Dims &dims : {Dims{{"B", 1}, {"S", 1}, {"D", 1}}, Dims{{"B", 2}, {"S", 9}, {"D", 31}},
-                           Dims{{"B", 4}, {"S", 3}, {"D", 64}}})
+  for (const Dims &dims :
+       {Dims{{"B", 1}, {"S", 1}, {"D", 1}}, Dims{{"B", 2}, {"S", 9}, {"D", 31}},
+        Dims{{"B", 4}, {"S", 3}, {"D", 64}}})
     EXPECT_EQ(h.check(dims), 3u);
 }
 
@@ -71,9 +72,9 @@ TEST(OpsTest, SoftmaxOfLargeAndMaskedValues) {
 TEST(OpsTest, LayerNorm) {
   Harness h(modelLibrary("e2e_layer_norm"), buildLayerNormModel);
   ASSERT_TRUE(h.ok());
-  for (const Dims &dims :
-       {Dims{{"B", 1}, {"S", 1}, {"D", 1}, {"N", 1}}, Dims{{"B", 2}, {"S", 7}, {"D", 33}, {"N", 5}},
-        Dims{{"B", 3}, {"S", 4}, {"D", 64}, {"N", 19}}})
+  for (const Dims &dims : {Dims{{"B", 1}, {"S", 1}, {"D", 1}, {"N", 1}},
+                           Dims{{"B", 2}, {"S", 7}, {"D", 33}, {"N", 5}},
+                           Dims{{"B", 3}, {"S", 4}, {"D", 64}, {"N", 19}}})
     EXPECT_EQ(h.check(dims), 2u);
 }
 
@@ -81,8 +82,8 @@ TEST(OpsTest, LayerNorm) {
 TEST(OpsTest, ReshapeAndTranspose) {
   Harness h(modelLibrary("e2e_data_movement"), buildDataMovementModel);
   ASSERT_TRUE(h.ok());
-  for (const Dims &dims :
-       {Dims{{"B", 1}, {"S", 1}, {"M", 1}, {"N", 1}}, Dims{{"B", 2}, {"S", 5}, {"M", 17}, {"N", 3}},
-        Dims{{"B", 3}, {"S", 16}, {"M", 40}, {"N", 33}}})
+  for (const Dims &dims : {Dims{{"B", 1}, {"S", 1}, {"M", 1}, {"N", 1}},
+                           Dims{{"B", 2}, {"S", 5}, {"M", 17}, {"N", 3}},
+                           Dims{{"B", 3}, {"S", 16}, {"M", 40}, {"N", 33}}})
     EXPECT_EQ(h.check(dims), 8u);
 }

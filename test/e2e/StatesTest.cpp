@@ -95,10 +95,11 @@ std::string shapeString(const std::vector<int64_t> &shape) {
 
 /// Expects `actual` (from the runtime) to be `expected` within kTolerance: the same
 /// shape, max|a - b| / max|b| small.
-void expectClose(const std::string &what, const kiln_tensor &actual, const HostTensor &expected) {
+void expectClose(const std::string &what, const kiln_tensor &actual,
+                 const HostTensor &expected) {
   std::vector<int64_t> shape(actual.shape, actual.shape + actual.rank);
-  ASSERT_EQ(shape, expected.shape) << what << ": " << shapeString(shape) << " vs "
-                                   << shapeString(expected.shape);
+  ASSERT_EQ(shape, expected.shape)
+      << what << ": " << shapeString(shape) << " vs " << shapeString(expected.shape);
   ASSERT_EQ(actual.dtype, KILN_DTYPE_F32) << what;
   const auto *data = static_cast<const float *>(actual.data);
   double diff = 0, scale = 0;
@@ -115,7 +116,8 @@ void expectClose(const std::string &what, const kiln_tensor &actual, const HostT
 struct ScratchDir {
   llvm::SmallString<256> path;
   ScratchDir() {
-    std::error_code ec = llvm::sys::fs::createUniqueDirectory(buildDir() + "/states", path);
+    std::error_code ec =
+        llvm::sys::fs::createUniqueDirectory(buildDir() + "/states", path);
     EXPECT_FALSE(ec) << ec.message();
   }
   ~ScratchDir() { llvm::sys::fs::remove_directories(path); }
@@ -169,8 +171,9 @@ protected:
     for (const char *name : {"bq", "bk", "bv"})
       parameters[name] = randomFloats({4}, random);
     for (auto &[name, t] : parameters)
-      tensors.push_back({name.c_str(), KILN_DTYPE_F32, static_cast<int32_t>(t.shape.size()),
-                         t.shape.data(), t.f32.data()});
+      tensors.push_back({name.c_str(), KILN_DTYPE_F32,
+                         static_cast<int32_t>(t.shape.size()), t.shape.data(),
+                         t.f32.data()});
     llvm::SmallString<128> path;
     ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("kiln-states", "safetensors", path));
     bool opened =
@@ -198,9 +201,9 @@ protected:
           {name.c_str(), t.isInt ? KILN_DTYPE_I32 : KILN_DTYPE_F32,
            static_cast<int32_t>(t.shape.size()), t.shape.data(),
            t.isInt ? static_cast<const void *>(t.i32.data()) : t.f32.data()});
-    ASSERT_TRUE(expectOk(
-        kiln_session_run(session, entry.c_str(), runtimeInputs.data(), runtimeInputs.size()),
-        "kiln_session_run"));
+    ASSERT_TRUE(expectOk(kiln_session_run(session, entry.c_str(), runtimeInputs.data(),
+                                          runtimeInputs.size()),
+                         "kiln_session_run"));
     llvm::Expected<reference::TensorMap> expected =
         reference::run(*module, entry, inputs, parameters, &states);
     ASSERT_TRUE(bool(expected)) << llvm::toString(expected.takeError());
@@ -282,7 +285,8 @@ TEST_F(DecoderStates, StepWithoutStartFails) {
   kiln_status *status = kiln_session_run(session, "step", runtimeInputs.data(), 2);
   ASSERT_NE(status, nullptr);
   EXPECT_EQ(kiln_status_get_code(status), KILN_STATUS_FAILED_PRECONDITION);
-  EXPECT_NE(std::string(kiln_status_get_message(status)).find("k_cache"), std::string::npos)
+  EXPECT_NE(std::string(kiln_status_get_message(status)).find("k_cache"),
+            std::string::npos)
       << kiln_status_get_message(status);
   kiln_status_free(status);
 }
@@ -295,7 +299,8 @@ TEST(StatesCompileTest, ReshapedPrefixIsAnError) {
     diagnostics += d.str() + "\n";
     return mlir::success();
   });
-  mlir::OwningOpRef<mlir::ModuleOp> module = mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
 func @step(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
            %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
     -> (tensor<?x2x?xf32> {kiln.name = "y"}) {
@@ -305,12 +310,14 @@ func @step(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", "
   kiln.return %r : tensor<?x2x?xf32>
 }
 )mlir",
-                                                                                     &context);
+                                              &context);
   ASSERT_TRUE(module) << diagnostics;
   halide_backend::CompileOptions options;
   options.outputDir = buildDir() + "/never-written-states";
-  EXPECT_TRUE(mlir::failed(halide_backend::compileModel(*module, "e2e_bad_states", options)));
-  EXPECT_NE(diagnostics.find("cannot reshape a strided view of a cache"), std::string::npos)
+  EXPECT_TRUE(
+      mlir::failed(halide_backend::compileModel(*module, "e2e_bad_states", options)));
+  EXPECT_NE(diagnostics.find("cannot reshape a strided view of a cache"),
+            std::string::npos)
       << diagnostics;
   EXPECT_FALSE(llvm::sys::fs::exists(options.outputDir));
 }

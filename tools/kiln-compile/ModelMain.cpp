@@ -54,8 +54,10 @@ void printUsage(llvm::raw_ostream &os, llvm::StringRef program) {
         "                      statement file next to its object\n"
         "  --emit=dot          print the graph after the pass pipeline as Graphviz DOT\n"
         "                      (| dot -Tsvg > NAME.svg), then stop\n"
-        "  --emit=dot-unfused  the same graph from the pipeline without attention fusion\n"
-        "  --fusion-remarks    say on stderr, at its line of the model, why each softmax\n"
+        "  --emit=dot-unfused  the same graph from the pipeline without attention "
+        "fusion\n"
+        "  --fusion-remarks    say on stderr, at its line of the model, why each "
+        "softmax\n"
         "                      was not fused into kiln.attention\n"
         "  --kernels-dir DIR   where kernel objects go (default OUTDIR/NAME.kernels)\n"
         "  --name NAME         the library's name (default: the model's name)\n";
@@ -174,7 +176,8 @@ int main(int argc, char **argv) {
 
   const std::vector<kiln::RegisteredModel> &models = kiln::registeredModels();
   if (models.size() != 1) {
-    llvm::errs() << program << ": error: a model compiler needs exactly one KILN_MODEL(...) "
+    llvm::errs() << program
+                 << ": error: a model compiler needs exactly one KILN_MODEL(...) "
                  << "line among its sources, found " << models.size() << "\n";
     for (const kiln::RegisteredModel &m : models)
       llvm::errs() << m.file << ": note: KILN_MODEL(" << m.function << ")\n";
@@ -194,7 +197,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   ModuleOp module = model.module();
-  // The location already points at the user's line; the op's generic form only adds noise.
+  // The location already points at the user's line; the op's generic form only adds
+  // noise.
   model.context().printOpOnDiagnostic(false);
   ScopedDiagnosticHandler handler(&model.context(), [&](Diagnostic &diag) {
     printDiagnostic(llvm::errs(), program, diag);
@@ -245,9 +249,10 @@ int main(int argc, char **argv) {
   if (failed(library))
     return 1;
   unsigned reused = stats.steps - stats.kernels;
-  llvm::outs() << program << ": compiled " << *library << " for " << options->target << ": "
-               << stats.steps << " op" << (stats.steps == 1 ? "" : "s") << ", " << stats.kernels
-               << " kernel" << (stats.kernels == 1 ? "" : "s") << " compiled, " << reused
-               << " reused, in " << llvm::format("%.1f", stats.seconds) << " s\n";
+  llvm::outs() << program << ": compiled " << *library << " for " << options->target
+               << ": " << stats.steps << " op" << (stats.steps == 1 ? "" : "s") << ", "
+               << stats.kernels << " kernel" << (stats.kernels == 1 ? "" : "s")
+               << " compiled, " << reused << " reused, in "
+               << llvm::format("%.1f", stats.seconds) << " s\n";
   return 0;
 }

@@ -30,6 +30,6 @@ struct HostTensor {
   double at(int64_t i) const;
 };
 
-std::string formatShape(const std::vector<int64_t>& shape);
+std::string formatShape(const std::vector<int64_t> &shape);
 
 } // namespace kiln::driver

@@ -15,7 +15,7 @@ namespace kiln::driver {
 
 namespace {
 
-bool isIdentifier(const std::string& s) {
+bool isIdentifier(const std::string &s) {
   if (s.empty() || !(std::isalpha(uint8_t(s[0])) || s[0] == '_'))
     return false;
   for (char c : s)
@@ -24,38 +24,39 @@ bool isIdentifier(const std::string& s) {
   return true;
 }
 
-void appendValue(HostTensor& t, const std::string& text, size_t index) {
-  auto fail = [&](const char* why) {
+void appendValue(HostTensor &t, const std::string &text, size_t index) {
+  auto fail = [&](const char *why) {
     throw DriverError("value " + std::to_string(index) + " '" + text + "' " + why);
   };
-  char* end = nullptr;
+  char *end = nullptr;
   errno = 0;
   if (t.dtype == KILN_DTYPE_F32) {
     float v = std::strtof(text.c_str(), &end);
     if (text.empty() || *end)
       fail("is not a number");
-    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t*>(&v),
-                   reinterpret_cast<uint8_t*>(&v) + 4);
+    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t *>(&v),
+                   reinterpret_cast<uint8_t *>(&v) + 4);
     return;
   }
   long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end)
-    fail(("is not an integer (the input is " + std::string(kiln_dtype_name(t.dtype)) + ")")
-             .c_str());
+    fail(
+        ("is not an integer (the input is " + std::string(kiln_dtype_name(t.dtype)) + ")")
+            .c_str());
   if (errno || (t.dtype == KILN_DTYPE_I32 && (v < INT32_MIN || v > INT32_MAX)))
     fail("is out of range");
   if (t.dtype == KILN_DTYPE_I32) {
     int32_t w = int32_t(v);
-    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t*>(&w),
-                   reinterpret_cast<uint8_t*>(&w) + 4);
+    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t *>(&w),
+                   reinterpret_cast<uint8_t *>(&w) + 4);
   } else {
     int64_t w = v;
-    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t*>(&w),
-                   reinterpret_cast<uint8_t*>(&w) + 8);
+    t.bytes.insert(t.bytes.end(), reinterpret_cast<uint8_t *>(&w),
+                   reinterpret_cast<uint8_t *>(&w) + 8);
   }
 }
 
-std::string dimsText(const kiln::TensorInfo& info) {
+std::string dimsText(const kiln::TensorInfo &info) {
   std::string s = "[";
   for (size_t d = 0; d < info.dims.size(); ++d)
     s += (d ? ", " : "") + info.dims[d];
@@ -63,26 +64,26 @@ std::string dimsText(const kiln::TensorInfo& info) {
 }
 
 // Floats uniform in [-1, 1); integers uniform in [lo, hi] (inclusive, within the dtype).
-HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t>& shape, int64_t lo,
-                        int64_t hi, Random& rng) {
+HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t> &shape, int64_t lo,
+                        int64_t hi, Random &rng) {
   HostTensor t;
   t.dtype = dtype;
   t.shape = shape;
   t.bytes.resize(size_t(t.count()) * kiln_dtype_size(dtype));
   for (int64_t i = 0; i < t.count(); ++i) {
     if (dtype == KILN_DTYPE_F32)
-      reinterpret_cast<float*>(t.bytes.data())[i] = rng.uniform(-1.0f, 1.0f);
+      reinterpret_cast<float *>(t.bytes.data())[i] = rng.uniform(-1.0f, 1.0f);
     else if (dtype == KILN_DTYPE_I32)
-      reinterpret_cast<int32_t*>(t.bytes.data())[i] = int32_t(rng.inclusive(lo, hi));
+      reinterpret_cast<int32_t *>(t.bytes.data())[i] = int32_t(rng.inclusive(lo, hi));
     else
-      reinterpret_cast<int64_t*>(t.bytes.data())[i] = rng.inclusive(lo, hi);
+      reinterpret_cast<int64_t *>(t.bytes.data())[i] = rng.inclusive(lo, hi);
   }
   return t;
 }
 
 } // namespace
 
-bool parseLiteral(const std::string& spec, kiln_dtype dtype, HostTensor& out) {
+bool parseLiteral(const std::string &spec, kiln_dtype dtype, HostTensor &out) {
   size_t colon = spec.find(':');
   if (colon == std::string::npos)
     return false;
@@ -115,7 +116,8 @@ bool parseLiteral(const std::string& spec, kiln_dtype dtype, HostTensor& out) {
     size_t pos = 0;
     while (true) {
       size_t comma = values.find(',', pos);
-      appendValue(out, values.substr(pos, comma == std::string::npos ? comma : comma - pos),
+      appendValue(out,
+                  values.substr(pos, comma == std::string::npos ? comma : comma - pos),
                   index++);
       if (comma == std::string::npos)
         break;
@@ -124,33 +126,34 @@ bool parseLiteral(const std::string& spec, kiln_dtype dtype, HostTensor& out) {
   }
   if (int64_t(index) != out.count())
     throw DriverError("shape " + formatShape(out.shape) + " needs " +
-                      std::to_string(out.count()) + " values, got " + std::to_string(index));
+                      std::to_string(out.count()) + " values, got " +
+                      std::to_string(index));
   return true;
 }
 
-std::vector<HostTensor> buildInputs(const kiln::Model& model, const std::string& entry,
-                                    const Options& options) {
+std::vector<HostTensor> buildInputs(const kiln::Model &model, const std::string &entry,
+                                    const Options &options) {
   std::vector<kiln::TensorInfo> infos = model.inputs(entry);
   std::vector<HostTensor> tensors(infos.size());
   std::vector<bool> given(infos.size(), false);
 
-  for (const auto& [name, spec] : options.inputs) {
+  for (const auto &[name, spec] : options.inputs) {
     size_t k = 0;
     while (k < infos.size() && infos[k].name != name)
       ++k;
     if (k == infos.size()) {
       std::string names;
-      for (const auto& info : infos)
+      for (const auto &info : infos)
         names += (names.empty() ? "'" : ", '") + info.name + "'";
-      throw DriverError("--input " + name + ": entry '" + entry + "' has no input '" + name +
-                        "'; its inputs are " + (names.empty() ? "none" : names));
+      throw DriverError("--input " + name + ": entry '" + entry + "' has no input '" +
+                        name + "'; its inputs are " + (names.empty() ? "none" : names));
     }
     if (given[k])
       throw DriverError("--input " + name + " is given twice");
     try {
       if (!parseLiteral(spec, infos[k].dtype, tensors[k]))
         tensors[k] = readNpy(spec, infos[k].dtype);
-    } catch (const DriverError& e) {
+    } catch (const DriverError &e) {
       throw DriverError("--input " + name + ": " + e.what());
     }
     given[k] = true;
@@ -164,9 +167,9 @@ std::vector<HostTensor> buildInputs(const kiln::Model& model, const std::string&
         if (isIdentifier(infos[k].dims[d]))
           dims.emplace(infos[k].dims[d], tensors[k].shape[d]);
 
-  std::vector<const char*> names;
+  std::vector<const char *> names;
   std::vector<int64_t> values;
-  for (const auto& [name, value] : dims) {
+  for (const auto &[name, value] : dims) {
     names.push_back(name.c_str());
     values.push_back(value);
   }
@@ -176,29 +179,31 @@ std::vector<HostTensor> buildInputs(const kiln::Model& model, const std::string&
   for (size_t k = 0; k < infos.size(); ++k) {
     if (given[k])
       continue;
-    const kiln::TensorInfo& info = infos[k];
+    const kiln::TensorInfo &info = infos[k];
     if (!options.random)
       throw DriverError("no value for input '" + info.name + "' " + dimsText(info) +
                         " (pass --input " + info.name + "=SPEC, or --random)");
     std::vector<int64_t> shape(info.dims.size());
-    kiln_status* status = kiln_model_input_shape(model.get(), entryIndex, k, names.data(),
-                                                 values.data(), names.size(), shape.data());
+    kiln_status *status =
+        kiln_model_input_shape(model.get(), entryIndex, k, names.data(), values.data(),
+                               names.size(), shape.data());
     if (kiln_status_get_code(status) == KILN_STATUS_NOT_FOUND) {
       kiln_status_free(status);
       std::string missing;
-      for (const std::string& d : info.dims)
+      for (const std::string &d : info.dims)
         if (isIdentifier(d) && !dims.count(d))
           missing += (missing.empty() ? "--dim " : ", --dim ") + d + "=N";
-      throw DriverError("--random: input '" + info.name + "' has shape " + dimsText(info) +
-                        "; give " + (missing.empty() ? "its dimensions with --dim" : missing));
+      throw DriverError("--random: input '" + info.name + "' has shape " +
+                        dimsText(info) + "; give " +
+                        (missing.empty() ? "its dimensions with --dim" : missing));
     }
     kiln::check(status);
     // Integers within the input's declared bounds, else in [0, 10).
     int64_t lo = 0, hi = 9;
     if (info.hasBounds && info.dtype != KILN_DTYPE_F32) {
       std::string bounds = "[" + info.boundsMin + ", " + info.boundsMax + "]";
-      status = kiln_model_input_bounds(model.get(), entryIndex, k, names.data(), values.data(),
-                                       names.size(), &lo, &hi);
+      status = kiln_model_input_bounds(model.get(), entryIndex, k, names.data(),
+                                       values.data(), names.size(), &lo, &hi);
       if (kiln_status_get_code(status) == KILN_STATUS_NOT_FOUND) {
         std::string message = kiln_status_get_message(status);
         kiln_status_free(status);
@@ -212,9 +217,9 @@ std::vector<HostTensor> buildInputs(const kiln::Model& model, const std::string&
         hi = std::min<int64_t>(hi, INT32_MAX);
       }
       if (lo > hi && kiln::elementCount(shape) > 0)
-        throw DriverError("--random: input '" + info.name + "' has bounds " + bounds + " = " +
-                          evaluated + ", which no " + kiln_dtype_name(info.dtype) +
-                          " value satisfies");
+        throw DriverError("--random: input '" + info.name + "' has bounds " + bounds +
+                          " = " + evaluated + ", which no " +
+                          kiln_dtype_name(info.dtype) + " value satisfies");
     }
     tensors[k] = randomTensor(infos[k].dtype, shape, lo, hi, rng);
   }

@@ -14,14 +14,17 @@ namespace kiln::driver {
 
 double HostTensor::at(int64_t i) const {
   switch (dtype) {
-  case KILN_DTYPE_F32: return reinterpret_cast<const float*>(bytes.data())[i];
-  case KILN_DTYPE_I32: return reinterpret_cast<const int32_t*>(bytes.data())[i];
-  case KILN_DTYPE_I64: return double(reinterpret_cast<const int64_t*>(bytes.data())[i]);
+  case KILN_DTYPE_F32:
+    return reinterpret_cast<const float *>(bytes.data())[i];
+  case KILN_DTYPE_I32:
+    return reinterpret_cast<const int32_t *>(bytes.data())[i];
+  case KILN_DTYPE_I64:
+    return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
   }
   return 0;
 }
 
-std::string formatShape(const std::vector<int64_t>& shape) {
+std::string formatShape(const std::vector<int64_t> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i)
     out += (i ? ", " : "") + std::to_string(shape[i]);
@@ -30,14 +33,14 @@ std::string formatShape(const std::vector<int64_t>& shape) {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& path, const std::string& problem) {
+[[noreturn]] void bad(const std::string &path, const std::string &problem) {
   throw DriverError("'" + path + "': " + problem);
 }
 
 // The value of key 'name' in the header's Python dict literal, up to the next ',' or '}'
 // outside parentheses.
-std::string dictValue(const std::string& header, const std::string& key,
-                      const std::string& path) {
+std::string dictValue(const std::string &header, const std::string &key,
+                      const std::string &path) {
   size_t k = header.find("'" + key + "'");
   if (k == std::string::npos)
     bad(path, "npy header has no '" + key + "'");
@@ -61,16 +64,17 @@ std::string dictValue(const std::string& header, const std::string& key,
 }
 
 template <typename From, typename To>
-void convert(const uint8_t* src, int64_t n, std::vector<uint8_t>& out,
-             [[maybe_unused]] const std::string& path) {
+void convert(const uint8_t *src, int64_t n, std::vector<uint8_t> &out,
+             [[maybe_unused]] const std::string &path) {
   out.resize(size_t(n) * sizeof(To));
-  To* dst = reinterpret_cast<To*>(out.data());
+  To *dst = reinterpret_cast<To *>(out.data());
   for (int64_t i = 0; i < n; ++i) {
     From v;
     std::memcpy(&v, src + i * sizeof(From), sizeof(From));
     if constexpr (std::is_integral_v<To> && std::is_integral_v<From> &&
                   sizeof(To) < sizeof(From)) {
-      if (v < From(std::numeric_limits<To>::min()) || v > From(std::numeric_limits<To>::max()))
+      if (v < From(std::numeric_limits<To>::min()) ||
+          v > From(std::numeric_limits<To>::max()))
         bad(path, "value " + std::to_string(v) + " at index " + std::to_string(i) +
                       " does not fit the input's dtype");
     }
@@ -80,11 +84,12 @@ void convert(const uint8_t* src, int64_t n, std::vector<uint8_t>& out,
 
 } // namespace
 
-HostTensor readNpy(const std::string& path, kiln_dtype want) {
+HostTensor readNpy(const std::string &path, kiln_dtype want) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     bad(path, std::string("cannot open: ") + std::strerror(errno));
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string file((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
   if (file.size() < 10 || file.compare(0, 6, "\x93NUMPY") != 0)
     bad(path, "not a .npy file (no \\x93NUMPY magic)");
   int major = uint8_t(file[6]);
@@ -110,8 +115,8 @@ HostTensor readNpy(const std::string& path, kiln_dtype want) {
   std::string shapeText = dictValue(header, "shape", path);
   if (fortran != "False")
     bad(path, "Fortran-order arrays are not supported (save np.ascontiguousarray(a))");
-  if (descr.size() != 5 || descr[0] != '\'' || (descr[1] != '<' && descr[1] != '|' &&
-                                                descr[1] != '='))
+  if (descr.size() != 5 || descr[0] != '\'' ||
+      (descr[1] != '<' && descr[1] != '|' && descr[1] != '='))
     bad(path, "unsupported dtype " + descr + " (need little-endian f4, f8, i4 or i8)");
   std::string kind = descr.substr(2, 2);
 
@@ -136,8 +141,9 @@ HostTensor readNpy(const std::string& path, kiln_dtype want) {
   size_t dataStart = headerStart + headerLen;
   if (file.size() - dataStart != bytes)
     bad(path, "holds " + std::to_string(file.size() - dataStart) + " data bytes, shape " +
-                  formatShape(t.shape) + " of " + kind + " needs " + std::to_string(bytes));
-  const uint8_t* src = reinterpret_cast<const uint8_t*>(file.data() + dataStart);
+                  formatShape(t.shape) + " of " + kind + " needs " +
+                  std::to_string(bytes));
+  const uint8_t *src = reinterpret_cast<const uint8_t *>(file.data() + dataStart);
   int64_t n = t.count();
   bool fileIsFloat = kind[0] == 'f';
   if (fileIsFloat && want != KILN_DTYPE_F32)
@@ -164,14 +170,18 @@ HostTensor readNpy(const std::string& path, kiln_dtype want) {
   return t;
 }
 
-void writeNpy(const std::string& path, const kiln_tensor& tensor) {
-  const char* descr = tensor.dtype == KILN_DTYPE_F32 ? "<f4"
-                      : tensor.dtype == KILN_DTYPE_I32 ? "<i4" : "<i8";
+void writeNpy(const std::string &path, const kiln_tensor &tensor) {
+  const char *descr = tensor.dtype == KILN_DTYPE_F32   ? "<f4"
+                      : tensor.dtype == KILN_DTYPE_I32 ? "<i4"
+                                                       : "<i8";
   std::ostringstream shape;
   shape << "(";
   int64_t count = 1;
   for (int32_t d = 0; d < tensor.rank; ++d) {
-    shape << tensor.shape[d] << (tensor.rank == 1 ? "," : d + 1 < tensor.rank ? ", " : "");
+    shape << tensor.shape[d]
+          << (tensor.rank == 1      ? ","
+              : d + 1 < tensor.rank ? ", "
+                                    : "");
     count *= tensor.shape[d];
   }
   shape << ")";
@@ -188,7 +198,7 @@ void writeNpy(const std::string& path, const kiln_tensor& tensor) {
   char len[2] = {char(header.size() & 0xFF), char(header.size() >> 8)};
   out.write(len, 2);
   out << header;
-  out.write(static_cast<const char*>(tensor.data),
+  out.write(static_cast<const char *>(tensor.data),
             std::streamsize(count * int64_t(kiln_dtype_size(tensor.dtype))));
   if (!out)
     throw DriverError("cannot write '" + path + "'");

@@ -1,4 +1,5 @@
-// Options.cpp - parsing kiln-run's arguments; every mistake is a UsageError with a reason.
+// Options.cpp - parsing kiln-run's arguments; every mistake is a UsageError with a
+// reason.
 #include "Options.hpp"
 
 #include <cerrno>
@@ -7,7 +8,7 @@
 
 namespace kiln::driver {
 
-const char* usage() {
+const char *usage() {
   return "usage:\n"
          "  kiln-run MODEL.so [--weights W.safetensors] [--entry NAME]\n"
          "           [--input NAME=SPEC ...] [--dim NAME=N ...] [--random] [--seed N]\n"
@@ -15,10 +16,14 @@ const char* usage() {
          "  kiln-run MODEL.so --list\n"
          "  kiln-run --init-weights OUT.safetensors MODEL.so [--seed N] [--scale S]\n"
          "\n"
-         "SPEC is a .npy file (float32/float64/int32/int64, C order) or an inline literal\n"
-         "SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (\":7\" is a scalar). --random fills every input\n"
-         "not given (floats in [-1, 1]; integers within the input's bounds, as --list shows\n"
-         "them, or in [0, 10) if it has none), sizing dynamic dimensions from --dim and the\n"
+         "SPEC is a .npy file (float32/float64/int32/int64, C order) or an inline "
+         "literal\n"
+         "SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (\":7\" is a scalar). --random fills every "
+         "input\n"
+         "not given (floats in [-1, 1]; integers within the input's bounds, as --list "
+         "shows\n"
+         "them, or in [0, 10) if it has none), sizing dynamic dimensions from --dim and "
+         "the\n"
          "given inputs. --repeat N runs N times and reports median and minimum time.\n"
          "--init-weights writes random weights for the model's parameters (uniform in\n"
          "[-S, S]; by default S = 1/sqrt(last dim), like PyTorch's Linear init).\n";
@@ -26,8 +31,8 @@ const char* usage() {
 
 namespace {
 
-int64_t parseInt(const std::string& text, const std::string& what) {
-  char* end = nullptr;
+int64_t parseInt(const std::string &text, const std::string &what) {
+  char *end = nullptr;
   errno = 0;
   long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || *end || errno)
@@ -35,7 +40,8 @@ int64_t parseInt(const std::string& text, const std::string& what) {
   return v;
 }
 
-std::pair<std::string, std::string> splitAssign(const std::string& arg, const char* flag) {
+std::pair<std::string, std::string> splitAssign(const std::string &arg,
+                                                const char *flag) {
   size_t eq = arg.find('=');
   if (eq == std::string::npos || eq == 0)
     throw UsageError{std::string(flag) + " expects NAME=VALUE, got '" + arg + "'"};
@@ -44,7 +50,7 @@ std::pair<std::string, std::string> splitAssign(const std::string& arg, const ch
 
 } // namespace
 
-Options parseOptions(int argc, char** argv) {
+Options parseOptions(int argc, char **argv) {
   Options o;
   std::vector<std::string> positional;
   for (int i = 1; i < argc; ++i) {
@@ -95,7 +101,7 @@ Options parseOptions(int argc, char** argv) {
       o.initWeights = value();
     } else if (arg == "--scale") {
       std::string text = value();
-      char* end = nullptr;
+      char *end = nullptr;
       o.scale = std::strtod(text.c_str(), &end);
       if (text.empty() || *end || !(o.scale >= 0))
         throw UsageError{"--scale: '" + text + "' is not a non-negative number"};
@@ -109,8 +115,9 @@ Options parseOptions(int argc, char** argv) {
   if (o.help)
     return o;
   if (positional.size() != 1)
-    throw UsageError{positional.empty() ? "no model given"
-                                        : "expected one model, got '" + positional[1] + "' too"};
+    throw UsageError{positional.empty()
+                         ? "no model given"
+                         : "expected one model, got '" + positional[1] + "' too"};
   o.model = positional[0];
   return o;
 }

@@ -30,8 +30,8 @@ struct Options {
 };
 
 // Throws UsageError on a malformed command line.
-Options parseOptions(int argc, char** argv);
-const char* usage();
+Options parseOptions(int argc, char **argv);
+const char *usage();
 
 struct UsageError {
   std::string message;

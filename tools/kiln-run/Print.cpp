@@ -10,71 +10,75 @@ namespace kiln::driver {
 
 namespace {
 
-std::string dimsText(const std::vector<std::string>& dims) {
+std::string dimsText(const std::vector<std::string> &dims) {
   std::string s = "[";
   for (size_t d = 0; d < dims.size(); ++d)
     s += (d ? ", " : "") + dims[d];
   return s + "]";
 }
 
-double valueAt(const kiln::OutputView& t, int64_t i) {
+double valueAt(const kiln::OutputView &t, int64_t i) {
   switch (t.dtype) {
-  case KILN_DTYPE_F32: return static_cast<const float*>(t.data)[i];
-  case KILN_DTYPE_I32: return static_cast<const int32_t*>(t.data)[i];
-  case KILN_DTYPE_I64: return double(static_cast<const int64_t*>(t.data)[i]);
+  case KILN_DTYPE_F32:
+    return static_cast<const float *>(t.data)[i];
+  case KILN_DTYPE_I32:
+    return static_cast<const int32_t *>(t.data)[i];
+  case KILN_DTYPE_I64:
+    return double(static_cast<const int64_t *>(t.data)[i]);
   }
   return 0;
 }
 
-std::string format(const kiln::OutputView& t, int64_t i) {
+std::string format(const kiln::OutputView &t, int64_t i) {
   char buf[32];
   if (t.dtype == KILN_DTYPE_F32)
-    std::snprintf(buf, sizeof buf, "%.6g", double(static_cast<const float*>(t.data)[i]));
+    std::snprintf(buf, sizeof buf, "%.6g", double(static_cast<const float *>(t.data)[i]));
   else if (t.dtype == KILN_DTYPE_I32)
-    std::snprintf(buf, sizeof buf, "%d", static_cast<const int32_t*>(t.data)[i]);
+    std::snprintf(buf, sizeof buf, "%d", static_cast<const int32_t *>(t.data)[i]);
   else
     std::snprintf(buf, sizeof buf, "%lld",
-                  static_cast<long long>(static_cast<const int64_t*>(t.data)[i]));
+                  static_cast<long long>(static_cast<const int64_t *>(t.data)[i]));
   return buf;
 }
 
-void printRange(std::FILE* out, const kiln::OutputView& t, int64_t from, int64_t to) {
+void printRange(std::FILE *out, const kiln::OutputView &t, int64_t from, int64_t to) {
   for (int64_t i = from; i < to; ++i)
     std::fprintf(out, "%s%s", i > from ? " " : "", format(t, i).c_str());
 }
 
 } // namespace
 
-void printModel(std::FILE* out, const kiln::Model& model) {
+void printModel(std::FILE *out, const kiln::Model &model) {
   std::vector<kiln::TensorInfo> params = model.parameters();
   std::vector<std::string> entries = model.entries();
-  std::fprintf(out, "model %s (target %s): %zu entr%s, %zu parameter%s\n", model.name().c_str(),
-               model.target().empty() ? "unknown" : model.target().c_str(), entries.size(),
-               entries.size() == 1 ? "y" : "ies", params.size(), params.size() == 1 ? "" : "s");
+  std::fprintf(
+      out, "model %s (target %s): %zu entr%s, %zu parameter%s\n", model.name().c_str(),
+      model.target().empty() ? "unknown" : model.target().c_str(), entries.size(),
+      entries.size() == 1 ? "y" : "ies", params.size(), params.size() == 1 ? "" : "s");
   for (size_t e = 0; e < entries.size(); ++e) {
     std::string dims;
     for (size_t d = 0; d < kiln_model_dim_count(model.get(), e); ++d)
       dims += std::string(d ? ", " : "") + kiln_model_dim_name(model.get(), e, d);
     std::fprintf(out, "entry %s%s\n", entries[e].c_str(),
                  dims.empty() ? "" : (" (dynamic dims: " + dims + ")").c_str());
-    for (const kiln::TensorInfo& t : model.inputs(entries[e]))
-      std::fprintf(out, "  input  %s: %s %s%s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
-                   dimsText(t.dims).c_str(),
-                   t.hasBounds
-                       ? (", values in [" + t.boundsMin + ", " + t.boundsMax + "]").c_str()
-                       : "");
-    for (const kiln::TensorInfo& t : model.outputs(entries[e]))
+    for (const kiln::TensorInfo &t : model.inputs(entries[e]))
+      std::fprintf(
+          out, "  input  %s: %s %s%s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
+          dimsText(t.dims).c_str(),
+          t.hasBounds ? (", values in [" + t.boundsMin + ", " + t.boundsMax + "]").c_str()
+                      : "");
+    for (const kiln::TensorInfo &t : model.outputs(entries[e]))
       std::fprintf(out, "  output %s: %s %s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
                    dimsText(t.dims).c_str());
   }
   if (!params.empty())
     std::fprintf(out, "parameters:\n");
-  for (const kiln::TensorInfo& p : params)
+  for (const kiln::TensorInfo &p : params)
     std::fprintf(out, "  %s: %s %s\n", p.name.c_str(), kiln_dtype_name(p.dtype),
                  formatShape(p.shape).c_str());
 }
 
-void printOutput(std::FILE* out, const kiln::OutputView& t, PrintMode mode) {
+void printOutput(std::FILE *out, const kiln::OutputView &t, PrintMode mode) {
   const int64_t n = kiln::elementCount(t.shape);
   std::fprintf(out, "output %s: %s %s\n", t.name.c_str(), kiln_dtype_name(t.dtype),
                formatShape(t.shape).c_str());

@@ -9,7 +9,7 @@
 
 namespace kiln::driver {
 
-void printModel(std::FILE* out, const kiln::Model& model);
-void printOutput(std::FILE* out, const kiln::OutputView& output, PrintMode mode);
+void printModel(std::FILE *out, const kiln::Model &model);
+void printOutput(std::FILE *out, const kiln::OutputView &output, PrintMode mode);
 
 } // namespace kiln::driver

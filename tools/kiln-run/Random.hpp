@@ -20,7 +20,9 @@ public:
     float unit = float(next() >> 40) * (1.0f / 16777216.0f);
     return lo + (hi - lo) * unit;
   }
-  int64_t integer(int64_t lo, int64_t hi) { return lo + int64_t(next() % uint64_t(hi - lo)); }
+  int64_t integer(int64_t lo, int64_t hi) {
+    return lo + int64_t(next() % uint64_t(hi - lo));
+  }
   // Uniform in [lo, hi], lo <= hi; any int64 range, the full one included.
   int64_t inclusive(int64_t lo, int64_t hi) {
     uint64_t span = uint64_t(hi) - uint64_t(lo) + 1; // 0: all 2^64 values

@@ -1,4 +1,5 @@
-// Translate.cpp - `kiln-run translate MODEL.so --weights W --vocab V --config C [--beam K]
+// Translate.cpp - `kiln-run translate MODEL.so --weights W --vocab V --config C [--beam
+// K]
 // [--alpha A] [--max-len N] [--no-cache] TEXT...`: tokenizes, searches and prints each
 // translation and the throughput, so a compiled encoder-decoder can be tried without
 // writing C++.
@@ -17,22 +18,25 @@
 namespace kiln::driver {
 namespace {
 
-const char* translateUsage() {
-  return "usage: kiln-run translate MODEL.so --weights W.safetensors --config config.json\n"
-         "                          [--vocab vocab.txt] [--beam K] [--alpha A] [--max-len N]\n"
+const char *translateUsage() {
+  return "usage: kiln-run translate MODEL.so --weights W.safetensors --config "
+         "config.json\n"
+         "                          [--vocab vocab.txt] [--beam K] [--alpha A] "
+         "[--max-len N]\n"
          "                          TEXT...\n"
          "  --config   model config (special ids, max lengths, vocab_file)\n"
          "  --vocab    vocabulary file (default: the config's vocab_file)\n"
          "  --beam K   beam search of size K (default: greedy)\n"
          "  --alpha A  GNMT length penalty for beam search (default 0.6)\n"
-         "  --max-len  most generated tokens, <eos> included (default: config max_target_len)\n"
+         "  --max-len  most generated tokens, <eos> included (default: config "
+         "max_target_len)\n"
          "  --no-cache re-decode whole prefixes instead of using the model's KV cache\n"
          "             (decode_step); the default when the model has no decode_step\n";
 }
 
 } // namespace
 
-int translateMain(int argc, char** argv) {
+int translateMain(int argc, char **argv) {
   std::string modelPath, weightsPath, vocabPath, configPath;
   int beamSize = 0, maxLen = 0;
   bool noCache = false;
@@ -88,7 +92,7 @@ int translateMain(int argc, char** argv) {
 
     // Tokenize everything first, so bad input fails before any model work.
     std::vector<std::vector<int32_t>> sources;
-    for (const std::string& t : texts)
+    for (const std::string &t : texts)
       sources.push_back(vocab.encodeSource(t));
 
     Model model = Model::open(modelPath);
@@ -110,18 +114,20 @@ int translateMain(int argc, char** argv) {
     for (size_t i = 0; i < texts.size(); ++i) {
       tokens += results[i].best.tokens.size();
       std::printf("%s\t%s\t%.6f\n", texts[i].c_str(),
-                  vocab.decodeTarget(results[i].best.tokens).c_str(), results[i].best.score);
+                  vocab.decodeTarget(results[i].best.tokens).c_str(),
+                  results[i].best.score);
     }
     std::string search = beamSize > 0 ? "beam " + std::to_string(beamSize) : "greedy";
     std::printf("%zu inputs, %zu generated tokens in %.1f ms: %.0f tokens/s (%s, %s)\n",
-                texts.size(), tokens, seconds * 1e3, seconds > 0 ? double(tokens) / seconds : 0.0,
-                search.c_str(), cached ? "KV cache" : "whole-prefix re-decoding");
+                texts.size(), tokens, seconds * 1e3,
+                seconds > 0 ? double(tokens) / seconds : 0.0, search.c_str(),
+                cached ? "KV cache" : "whole-prefix re-decoding");
     return 0;
-  } catch (const Error& e) {
+  } catch (const Error &e) {
     std::fprintf(stderr, "kiln-run translate: error: %s\n", e.what());
     if (e.code() == KILN_STATUS_INVALID_ARGUMENT && modelPath.empty())
       std::fputs(translateUsage(), stderr);
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run translate: internal error: %s\n", e.what());
   }
   return 1;

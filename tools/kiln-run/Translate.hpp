@@ -5,7 +5,7 @@
 namespace kiln::driver {
 
 // argv[0] is "translate"; returns the process exit code.
-int translateMain(int argc, char** argv);
+int translateMain(int argc, char **argv);
 
 } // namespace kiln::driver
 

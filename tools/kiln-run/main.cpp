@@ -21,7 +21,7 @@ using namespace kiln::driver;
 
 namespace {
 
-std::string resolveEntry(const kiln::Model& model, const std::string& requested) {
+std::string resolveEntry(const kiln::Model &model, const std::string &requested) {
   std::vector<std::string> entries = model.entries();
   if (!requested.empty()) {
     size_t index;
@@ -31,17 +31,18 @@ std::string resolveEntry(const kiln::Model& model, const std::string& requested)
   if (entries.size() == 1)
     return entries[0];
   std::string names;
-  for (const std::string& e : entries)
+  for (const std::string &e : entries)
     names += (names.empty() ? "" : ", ") + e;
   throw DriverError("model '" + model.name() + "' has " + std::to_string(entries.size()) +
                     " entries (" + names + "); choose one with --entry");
 }
 
-void checkDims(const kiln::Model& model, const std::string& entry, const Options& options) {
+void checkDims(const kiln::Model &model, const std::string &entry,
+               const Options &options) {
   size_t e;
   kiln::check(kiln_model_find_entry(model.get(), entry.c_str(), &e));
   size_t n = kiln_model_dim_count(model.get(), e);
-  for (const auto& [name, value] : options.dims) {
+  for (const auto &[name, value] : options.dims) {
     bool known = false;
     std::string all;
     for (size_t d = 0; d < n; ++d) {
@@ -49,12 +50,13 @@ void checkDims(const kiln::Model& model, const std::string& entry, const Options
       all += std::string(d ? ", " : "") + kiln_model_dim_name(model.get(), e, d);
     }
     if (!known)
-      throw DriverError("--dim " + name + ": entry '" + entry + "' has no dimension '" + name +
-                        "' (" + (all.empty() ? "it has none" : "it has " + all) + ")");
+      throw DriverError("--dim " + name + ": entry '" + entry + "' has no dimension '" +
+                        name + "' (" + (all.empty() ? "it has none" : "it has " + all) +
+                        ")");
   }
 }
 
-int initWeights(const Options& options) {
+int initWeights(const Options &options) {
   kiln::Model model = kiln::Model::open(options.model);
   std::vector<kiln::TensorInfo> params = model.parameters();
   std::vector<HostTensor> data(params.size());
@@ -62,31 +64,34 @@ int initWeights(const Options& options) {
   Random rng(options.seed);
   int64_t values = 0;
   for (size_t i = 0; i < params.size(); ++i) {
-    HostTensor& t = data[i];
+    HostTensor &t = data[i];
     t.dtype = params[i].dtype;
     t.shape = params[i].shape;
     t.bytes.resize(size_t(t.count()) * kiln_dtype_size(t.dtype));
-    // Uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) keeps activations O(1) through deep stacks.
+    // Uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) keeps activations O(1) through deep
+    // stacks.
     int64_t fanIn = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
-    float scale = options.haveScale ? float(options.scale) : float(1.0 / std::sqrt(double(fanIn)));
+    float scale =
+        options.haveScale ? float(options.scale) : float(1.0 / std::sqrt(double(fanIn)));
     for (int64_t k = 0; k < t.count(); ++k) {
       if (t.dtype == KILN_DTYPE_F32)
-        reinterpret_cast<float*>(t.bytes.data())[k] = rng.uniform(-scale, scale);
+        reinterpret_cast<float *>(t.bytes.data())[k] = rng.uniform(-scale, scale);
       else if (t.dtype == KILN_DTYPE_I32)
-        reinterpret_cast<int32_t*>(t.bytes.data())[k] = int32_t(rng.integer(0, 10));
+        reinterpret_cast<int32_t *>(t.bytes.data())[k] = int32_t(rng.integer(0, 10));
       else
-        reinterpret_cast<int64_t*>(t.bytes.data())[k] = rng.integer(0, 10);
+        reinterpret_cast<int64_t *>(t.bytes.data())[k] = rng.integer(0, 10);
     }
     values += t.count();
     tensors.push_back({params[i].name, t.dtype, t.shape, t.bytes.data()});
   }
   kiln::writeSafetensors(options.initWeights, tensors);
   std::printf("wrote %zu parameters (%lld values) of model '%s' to %s\n", params.size(),
-              static_cast<long long>(values), model.name().c_str(), options.initWeights.c_str());
+              static_cast<long long>(values), model.name().c_str(),
+              options.initWeights.c_str());
   return 0;
 }
 
-int run(const Options& options) {
+int run(const Options &options) {
   kiln::Model model = kiln::Model::open(options.model);
   if (options.list) {
     printModel(stdout, model);
@@ -123,12 +128,14 @@ int run(const Options& options) {
   std::set<std::string> seen;
   for (size_t k = 0; k < infos.size(); ++k)
     for (size_t d = 0; d < infos[k].dims.size(); ++d) {
-      const std::string& name = infos[k].dims[d];
-      bool isName = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+      const std::string &name = infos[k].dims[d];
+      bool isName = !name.empty() &&
+                    (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
       for (char c : name)
         isName = isName && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
       if (isName && seen.insert(name).second)
-        bound += (bound.empty() ? "" : ", ") + name + "=" + std::to_string(host[k].shape[d]);
+        bound +=
+            (bound.empty() ? "" : ", ") + name + "=" + std::to_string(host[k].shape[d]);
     }
   std::printf("model %s, entry %s%s\n", model.name().c_str(), entry.c_str(),
               bound.empty() ? "" : (" (" + bound + ")").c_str());
@@ -137,15 +144,16 @@ int run(const Options& options) {
     printOutput(stdout, out, options.print);
     if (!options.saveOutputs.empty()) {
       ::mkdir(options.saveOutputs.c_str(), 0777);
-      kiln_tensor raw{out.name.c_str(), out.dtype, int32_t(out.shape.size()), out.shape.data(),
-                      out.data};
+      kiln_tensor raw{out.name.c_str(), out.dtype, int32_t(out.shape.size()),
+                      out.shape.data(), out.data};
       writeNpy(options.saveOutputs + "/" + out.name + ".npy", raw);
     }
   }
   std::vector<double> sorted = times;
   std::sort(sorted.begin(), sorted.end());
-  double median = sorted.size() % 2 ? sorted[sorted.size() / 2]
-                                    : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
+  double median = sorted.size() % 2
+                      ? sorted[sorted.size() / 2]
+                      : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
   std::printf("time: median %.3f ms, min %.3f ms over %d run%s\n", median, sorted.front(),
               options.repeat, options.repeat == 1 ? "" : "s");
   return 0;
@@ -153,7 +161,7 @@ int run(const Options& options) {
 
 } // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   // A mode of its own, with its own options: text in, text out (kiln_generate).
   if (argc > 1 && std::string(argv[1]) == "translate")
     return translateMain(argc - 1, argv + 1);
@@ -164,13 +172,13 @@ int main(int argc, char** argv) {
       return 0;
     }
     return options.initWeights.empty() ? run(options) : initWeights(options);
-  } catch (const UsageError& e) {
+  } catch (const UsageError &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n\n%s", e.message.c_str(), usage());
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
-  } catch (const DriverError& e) {
+  } catch (const DriverError &e) {
     std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
-  } catch (const std::exception& e) {
+  } catch (const std::exception &e) {
     std::fprintf(stderr, "kiln-run: internal error: %s\n", e.what());
   }
   return 1;

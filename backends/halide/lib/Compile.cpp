@@ -35,8 +35,9 @@ namespace {
 
 FailureOr<Halide::Target> parseTarget(ModuleOp module, llvm::StringRef text) {
   Halide::Target target;
-  bool valid = Halide::Target::validate_target_string(text.str()) &&
-               !guardHalide("parsing the target", [&] { target = Halide::Target(text.str()); });
+  bool valid =
+      Halide::Target::validate_target_string(text.str()) &&
+      !guardHalide("parsing the target", [&] { target = Halide::Target(text.str()); });
   if (!valid) {
     module.emitError() << "unsupported target '" << text
                        << "': expected 'host', 'host-cuda' or a Halide target "
@@ -96,7 +97,8 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef file) {
 
 LogicalResult createDirectory(ModuleOp module, llvm::StringRef dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-    return module.emitError() << "cannot create the directory '" << dir << "': " << ec.message();
+    return module.emitError() << "cannot create the directory '" << dir
+                              << "': " << ec.message();
   return success();
 }
 
@@ -115,9 +117,11 @@ struct Prepared {
   Halide::Target target;
 };
 
-FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name, const CompileOptions &options) {
+FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name,
+                            const CompileOptions &options) {
   if (name.empty() || name.contains('/')) {
-    module.emitError() << "invalid model name '" << name << "': it names the library file";
+    module.emitError() << "invalid model name '" << name
+                       << "': it names the library file";
     return failure();
   }
   FailureOr<Halide::Target> target = parseTarget(module, options.target);
@@ -133,13 +137,16 @@ FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name, const Compile
 /// objects to compile, the Halide runtime first: it is the largest, so it overlaps the
 /// kernels. Every kernel is lowered even after a failure, so that one run reports every
 /// op that cannot be compiled.
-FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan, const Halide::Target &target,
-                                               const std::string &kernelsDir, bool emitStmt) {
+FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
+                                               const Halide::Target &target,
+                                               const std::string &kernelsDir,
+                                               bool emitStmt) {
   std::vector<ObjectTask> tasks(1);
   tasks[0].context = "compiling the Halide runtime for " + target.to_string();
   tasks[0].object = joinPath(kernelsDir, "halide_runtime.o");
   tasks[0].compile = [object = tasks[0].object, target] {
-    Halide::compile_standalone_runtime(object, target.without_feature(Halide::Target::NoRuntime));
+    Halide::compile_standalone_runtime(object,
+                                       target.without_feature(Halide::Target::NoRuntime));
   };
 
   bool lowered = true;
@@ -150,13 +157,12 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan, const Hali
     task.context = "compiling kernel '" + kernel.name + "' for " + describeOp(kernel.op);
     task.object = joinPath(kernelsDir, kernel.name + ".o");
     FailureOr<LoweredKernel> pipeline = failure();
-    if (llvm::Optional<std::string> error =
-            guardHalide(task.context, [&] {
-              pipeline = kernel.denseCopy ? lowerDenseCopy(kernel.op->getResult(0), target)
-                                          : lowerOp(kernel.op, target);
-            })) {
-      kernel.op->emitError() << "Halide failed to lower this op to kernel '" << kernel.name
-                             << "': " << *error;
+    if (llvm::Optional<std::string> error = guardHalide(task.context, [&] {
+          pipeline = kernel.denseCopy ? lowerDenseCopy(kernel.op->getResult(0), target)
+                                      : lowerOp(kernel.op, target);
+        })) {
+      kernel.op->emitError() << "Halide failed to lower this op to kernel '"
+                             << kernel.name << "': " << *error;
       pipeline = failure();
     }
     if (failed(pipeline)) {
@@ -183,8 +189,9 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan, const Hali
 /// Compiles every task's object, in parallel; reports each failure at its op.
 LogicalResult compileObjects(ModuleOp module, std::vector<ObjectTask> &tasks,
                              const CompileOptions &options) {
-  parallelFor(tasks.size(), threadCount(options, tasks.size()),
-              [&](size_t i) { tasks[i].error = guardHalide(tasks[i].context, tasks[i].compile); });
+  parallelFor(tasks.size(), threadCount(options, tasks.size()), [&](size_t i) {
+    tasks[i].error = guardHalide(tasks[i].context, tasks[i].compile);
+  });
   bool compiled = true;
   for (ObjectTask &task : tasks) {
     if (!task.error)

@@ -21,8 +21,8 @@ public:
   void warning(const char *message) override { llvm::errs() << message; }
   void error(const char *message) override {
     llvm::errs() << "error: Halide failed"
-                 << (currentContext.empty() ? "" : " while " + currentContext) << ": " << message
-                 << "\n";
+                 << (currentContext.empty() ? "" : " while " + currentContext) << ": "
+                 << message << "\n";
     llvm::errs().flush();
     std::_Exit(1);
   }
@@ -38,7 +38,8 @@ std::string cleanMessage(llvm::StringRef message) {
 
 } // namespace
 
-llvm::Optional<std::string> guardHalide(llvm::StringRef context, llvm::function_ref<void()> fn) {
+llvm::Optional<std::string> guardHalide(llvm::StringRef context,
+                                        llvm::function_ref<void()> fn) {
   static const bool installed = [] {
     if (!Halide::exceptions_enabled()) {
       static ExitingReporter reporter;

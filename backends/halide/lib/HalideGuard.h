@@ -21,7 +21,8 @@ namespace kiln::halide_backend {
 /// Runs `fn`, which calls into Halide, on this thread. Returns Halide's message when it
 /// fails. `context` ("compiling kernel X for 'kiln.matmul' at model.cpp:12:3") is what
 /// a Halide built without exceptions prints before it has to exit the process.
-llvm::Optional<std::string> guardHalide(llvm::StringRef context, llvm::function_ref<void()> fn);
+llvm::Optional<std::string> guardHalide(llvm::StringRef context,
+                                        llvm::function_ref<void()> fn);
 
 } // namespace kiln::halide_backend
 

@@ -76,13 +76,15 @@ llvm::Expected<std::string> findCCompiler(llvm::StringRef name) {
 llvm::Error linkModel(const LinkJob &job) {
   llvm::SmallString<256> source(job.workDir);
   llvm::sys::path::append(source, "manifest.c");
-  if (llvm::Error error = writeFile(source, manifestSource(job.manifest, kModelAbiVersion)))
+  if (llvm::Error error =
+          writeFile(source, manifestSource(job.manifest, kModelAbiVersion)))
     return error;
 
   // Link to a temporary name and rename, so that the old library stays intact for any
   // process that has it loaded and a failed link leaves nothing half-written.
   llvm::SmallString<256> temp;
-  llvm::sys::fs::createUniquePath(job.output + ".%%%%%%.tmp", temp, /*MakeAbsolute=*/false);
+  llvm::sys::fs::createUniquePath(job.output + ".%%%%%%.tmp", temp,
+                                  /*MakeAbsolute=*/false);
 
   std::vector<std::string> args = {job.cCompiler, "-shared",        "-fPIC",
                                    "-o",          temp.str().str(), source.str().str()};
@@ -97,12 +99,13 @@ llvm::Error linkModel(const LinkJob &job) {
   llvm::SmallString<256> log(job.workDir);
   llvm::sys::path::append(log, "link.log");
   llvm::StringRef logPath = log.str();
-  // stdin from nowhere; stdout and stderr interleaved in one log, as a terminal shows them.
+  // stdin from nowhere; stdout and stderr interleaved in one log, as a terminal shows
+  // them.
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), logPath, logPath};
   llvm::SmallVector<llvm::StringRef, 16> argRefs(args.begin(), args.end());
   std::string execError;
-  int rc =
-      llvm::sys::ExecuteAndWait(job.cCompiler, argRefs, llvm::None, redirects, 0, 0, &execError);
+  int rc = llvm::sys::ExecuteAndWait(job.cCompiler, argRefs, llvm::None, redirects, 0, 0,
+                                     &execError);
   if (rc == 0 && !llvm::sys::fs::rename(temp, job.output))
     return llvm::Error::success();
 
@@ -115,10 +118,11 @@ llvm::Error linkModel(const LinkJob &job) {
     output = (*buffer)->getBuffer().rtrim().str();
   if (rc == 0)
     return makeError("cannot move the linked library into place as '" + job.output + "'");
-  std::string reason =
-      rc < 0 ? "could not run (" + execError + ")" : "failed with exit code " + std::to_string(rc);
-  return makeError("linking the model failed: the command\n  " + command + "\n" + reason +
-                   (output.empty() ? std::string(" and printed nothing") : ":\n" + output));
+  std::string reason = rc < 0 ? "could not run (" + execError + ")"
+                              : "failed with exit code " + std::to_string(rc);
+  return makeError(
+      "linking the model failed: the command\n  " + command + "\n" + reason +
+      (output.empty() ? std::string(" and printed nothing") : ":\n" + output));
 }
 
 } // namespace kiln::halide_backend

@@ -34,7 +34,6 @@ void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extent
   tieOutputExtents(out, extents, source);
 }
 
-
 /// The row statistics softmax and log_softmax share.
 struct RowMax {
   Expr xr;         // the input at the reduction's position along the axis
@@ -93,9 +92,9 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
   Expr invSum = Halide::select(sum == 0.0f, 0.0f, 1.0f / sum);
   kernel.output = Func("result");
   // NaN is written as bits: fast-math may fold a NaN constant through the select.
-  kernel.output(kernel.vars) = floatBits(
-      Halide::select(rowInvalid, kNaNBits,
-                     Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
+  kernel.output(kernel.vars) = floatBits(Halide::select(
+      rowInvalid, kNaNBits,
+      Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
   scheduleSoftmaxCpu(kernel, target);

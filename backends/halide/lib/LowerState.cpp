@@ -59,8 +59,8 @@ LoweredKernel kiln::halide_backend::lowerKvAppend(KvAppendOp op,
   return lowerCopy(op.value(), static_cast<int64_t>(op.axis()), target);
 }
 
-FailureOr<LoweredKernel> kiln::halide_backend::lowerDenseCopy(Value value,
-                                                              const Halide::Target &target) {
+FailureOr<LoweredKernel>
+kiln::halide_backend::lowerDenseCopy(Value value, const Halide::Target &target) {
   if (target.has_gpu_feature()) {
     emitError(value.getLoc()) << "the Halide backend has no GPU schedule for a copy yet "
                                  "(target "

@@ -73,8 +73,8 @@ void writeShape(llvm::raw_ostream &os, llvm::ArrayRef<SymDim> shape) {
 /// expression such as "S" or "0-5") as a string.
 void writeBound(llvm::raw_ostream &os, llvm::StringRef bound) {
   uint64_t value;
-  if (!bound.empty() && llvm::all_of(bound, llvm::isDigit) && !bound.getAsInteger(10, value) &&
-      value <= static_cast<uint64_t>(INT64_MAX))
+  if (!bound.empty() && llvm::all_of(bound, llvm::isDigit) &&
+      !bound.getAsInteger(10, value) && value <= static_cast<uint64_t>(INT64_MAX))
     os << value;
   else
     os << jsonString(bound);
@@ -100,7 +100,8 @@ void writeTensor(llvm::raw_ostream &os, const TensorPlan &tensor) {
 
 /// Writes `items` one per line at `indent`, as the members of a JSON array.
 template <typename T, typename Fn>
-void writeLines(llvm::raw_ostream &os, const std::vector<T> &items, unsigned indent, Fn writeItem) {
+void writeLines(llvm::raw_ostream &os, const std::vector<T> &items, unsigned indent,
+                Fn writeItem) {
   os << '[';
   for (size_t i = 0; i < items.size(); ++i) {
     os << (i ? ",\n" : "\n");
@@ -183,7 +184,8 @@ void writeEntry(llvm::raw_ostream &os, const EntryPlan &entry) {
 std::string writeManifest(const ModelPlan &plan, llvm::StringRef target) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << "{\n  \"abi_version\": " << kModelAbiVersion << ",\n  \"model\": " << jsonString(plan.model)
+  os << "{\n  \"abi_version\": " << kModelAbiVersion
+     << ",\n  \"model\": " << jsonString(plan.model)
      << ",\n  \"target\": " << jsonString(target) << ",\n  \"parameters\": ";
   writeLines(os, plan.parameters, 4, [&](const TensorPlan &t) { writeTensor(os, t); });
   if (!plan.states.empty()) {

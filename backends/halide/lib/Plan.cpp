@@ -68,7 +68,8 @@ static llvm::Optional<int64_t> contiguousSliceOffset(SliceOp slice) {
 /// order, so the result is its input's row-major data under another shape, as a
 /// reshape's. A decoding step's [B, 1, H, d] <-> [B, H, 1, d] head splits are such.
 static bool movesOnlyUnitDims(TransposeOp transpose) {
-  ArrayRef<int64_t> shape = transpose.input().getType().cast<RankedTensorType>().getShape();
+  ArrayRef<int64_t> shape =
+      transpose.input().getType().cast<RankedTensorType>().getShape();
   int64_t last = -1;
   for (Attribute attr : transpose.permutation()) {
     int64_t from = attr.cast<IntegerAttr>().getInt();
@@ -119,9 +120,9 @@ FailureOr<int> Planner::parameterIndex(ParameterOp op) {
     // Entries share weights by name, so they must agree on what the weight is.
     const TensorPlan &known = plan_.parameters[found->second];
     if (known.dtype != dtype || known.shape != shape) {
-      op.emitError() << "parameter '" << op.name() << "' is " << dtype << " " << toString(shape)
-                     << " here but " << known.dtype << " " << toString(known.shape)
-                     << " in an earlier entry point";
+      op.emitError() << "parameter '" << op.name() << "' is " << dtype << " "
+                     << toString(shape) << " here but " << known.dtype << " "
+                     << toString(known.shape) << " in an earlier entry point";
       return failure();
     }
     return found->second;
@@ -156,8 +157,8 @@ LogicalResult Planner::planReturn(EntryPlan &entry, FuncOp func, ReturnOp ret) {
     unsigned i = it.index();
     auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr);
     if (!name || name.getValue().empty())
-      return ret.emitError() << "output #" << i << " of '" << func.getName() << "' has no '"
-                             << kNameAttr << "' attribute";
+      return ret.emitError() << "output #" << i << " of '" << func.getName()
+                             << "' has no '" << kNameAttr << "' attribute";
     int buffer = buffers_.lookup(it.value());
     if (entry.buffers[buffer].isStrided()) {
       BufferPlan dense;
@@ -189,7 +190,8 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
     FailureOr<int> index = parameterIndex(parameter);
     if (failed(index))
       return failure();
-    return addBuffer(entry, &op, parameter.getResult(), BufferPlan::Kind::Parameter, *index);
+    return addBuffer(entry, &op, parameter.getResult(), BufferPlan::Kind::Parameter,
+                     *index);
   }
   if (auto ret = dyn_cast<ReturnOp>(op))
     return planReturn(entry, func, ret);
@@ -240,7 +242,8 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   step.kernel = kernelIndex(&op);
   for (Value operand : op.getOperands())
     step.args.push_back(buffers_.lookup(operand));
-  FailureOr<int> result = addBuffer(entry, &op, op.getResult(0), BufferPlan::Kind::Temp, -1);
+  FailureOr<int> result =
+      addBuffer(entry, &op, op.getResult(0), BufferPlan::Kind::Temp, -1);
   if (failed(result))
     return failure();
   step.args.push_back(*result);
@@ -252,8 +255,8 @@ LogicalResult Planner::planInputs(EntryPlan &entry, FuncOp func) {
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr);
     if (!name || name.getValue().empty())
-      return func.emitError() << "input #" << i << " of '" << func.getName() << "' has no '"
-                              << kNameAttr << "' attribute";
+      return func.emitError() << "input #" << i << " of '" << func.getName()
+                              << "' has no '" << kNameAttr << "' attribute";
     Value arg = func.getArgument(i);
     TensorPlan input;
     input.name = name.getValue().str();
@@ -278,8 +281,9 @@ LogicalResult Planner::planInputs(EntryPlan &entry, FuncOp func) {
         if (auto text = end.dyn_cast<StringAttr>())
           input.bounds.push_back(text.getValue().str());
       if (input.bounds.size() != 2)
-        return func.emitError() << "input '" << name.getValue() << "' has malformed '"
-                                << kBoundsAttr << "': expected two strings, got " << bounds;
+        return func.emitError()
+               << "input '" << name.getValue() << "' has malformed '" << kBoundsAttr
+               << "': expected two strings, got " << bounds;
     }
     entry.inputs.push_back(std::move(input));
   }

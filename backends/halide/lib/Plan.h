@@ -1,8 +1,8 @@
 //===- Plan.h - What a compiled model consists of ---------------*- C++ -*-===//
 //
 // The backend-neutral description of a compiled model, before any kernel is compiled:
-// the parameters, the unique kernels (ops deduplicated by kernel signature), and per entry
-// point the buffers and the steps that run kernels on them. The manifest
+// the parameters, the unique kernels (ops deduplicated by kernel signature), and per
+// entry point the buffers and the steps that run kernels on them. The manifest
 // (docs/manifest.md) is this plan written as JSON.
 //
 //===----------------------------------------------------------------------===//

@@ -20,7 +20,8 @@ namespace kiln::halide_backend {
 static std::string asFactor(const SymDim &d) {
   if (d.isStatic())
     return std::to_string(d.size);
-  bool product = llvm::none_of(d.expr, [](char c) { return c == '+' || c == '-' || c == '/'; });
+  bool product =
+      llvm::none_of(d.expr, [](char c) { return c == '+' || c == '-' || c == '/'; });
   return product ? d.expr : "(" + d.expr + ")";
 }
 
@@ -161,8 +162,8 @@ LogicalResult Planner::planStateOp(EntryPlan &entry, Operation &op) {
   }
   if (auto read = dyn_cast<StateReadOp>(op)) {
     // The ops that read the state read its buffer in place.
-    FailureOr<int> state = stateBuffer(entry, &op, read.name(),
-                                       shapes_.lookup(read.getResult()), /*create=*/false);
+    FailureOr<int> state = stateBuffer(
+        entry, &op, read.name(), shapes_.lookup(read.getResult()), /*create=*/false);
     if (failed(state))
       return failure();
     buffers_[read.getResult()] = *state;

@@ -43,14 +43,16 @@ private:
 
   /// Appends `buffer`; fails (with an error at `op`) when its shape cannot be described
   /// to the runtime.
-  mlir::FailureOr<int> pushBuffer(EntryPlan &entry, mlir::Operation *op, BufferPlan buffer);
+  mlir::FailureOr<int> pushBuffer(EntryPlan &entry, mlir::Operation *op,
+                                  BufferPlan buffer);
   /// Adds a buffer holding `value`; fails (with an error at `op`) when its shape or
   /// dtype cannot be described to the runtime.
   mlir::FailureOr<int> addBuffer(EntryPlan &entry, mlir::Operation *op, mlir::Value value,
                                  BufferPlan::Kind kind, int index);
   mlir::FailureOr<int> parameterIndex(ParameterOp op);
   /// The kernel of `signature`, added (for `op`) when new.
-  int kernelIndex(mlir::Operation *op, const std::string &signature, bool denseCopy = false);
+  int kernelIndex(mlir::Operation *op, const std::string &signature,
+                  bool denseCopy = false);
   int kernelIndex(mlir::Operation *op) { return kernelIndex(op, kernelSignature(op)); }
   /// Gives `op`'s result its buffer and, for a kernel, its step.
   mlir::LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, mlir::Operation &op);
@@ -63,11 +65,13 @@ private:
   mlir::LogicalResult planStateOp(EntryPlan &entry, mlir::Operation &op);
   /// The index of state `name` in the model, added when new; `rank` must agree with
   /// every other use.
-  mlir::FailureOr<int> stateIndex(mlir::Operation *op, llvm::StringRef name, int64_t rank);
+  mlir::FailureOr<int> stateIndex(mlir::Operation *op, llvm::StringRef name,
+                                  int64_t rank);
   /// The entry's one buffer of state `name`: added at the first op that touches the
   /// state in this entry (creating it when `create`), reused afterwards.
   mlir::FailureOr<int> stateBuffer(EntryPlan &entry, mlir::Operation *op,
-                                   llvm::StringRef name, const SymShape &shape, bool create);
+                                   llvm::StringRef name, const SymShape &shape,
+                                   bool create);
   mlir::LogicalResult planKvAppend(EntryPlan &entry, KvAppendOp op);
   /// The dimension an input binds with its value (`kiln.value_dim`); "" when none.
   std::string valueDimOf(mlir::FuncOp func, unsigned input);

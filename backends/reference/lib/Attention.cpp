@@ -31,7 +31,8 @@ struct AttentionShapes {
 };
 } // namespace
 
-static llvm::Expected<AttentionShapes> checkShapes(const HostTensor &q, const HostTensor &k,
+static llvm::Expected<AttentionShapes> checkShapes(const HostTensor &q,
+                                                   const HostTensor &k,
                                                    const HostTensor &v,
                                                    const HostTensor *mask) {
   size_t rank = q.shape.size();
@@ -76,11 +77,9 @@ static llvm::Expected<AttentionShapes> checkShapes(const HostTensor &q, const Ho
   return s;
 }
 
-llvm::Expected<HostTensor> kiln::reference::attention(const HostTensor &q,
-                                                      const HostTensor &k,
-                                                      const HostTensor &v,
-                                                      const HostTensor *mask,
-                                                      const AttentionAttributes &attrs) {
+llvm::Expected<HostTensor>
+kiln::reference::attention(const HostTensor &q, const HostTensor &k, const HostTensor &v,
+                           const HostTensor *mask, const AttentionAttributes &attrs) {
   llvm::Expected<AttentionShapes> checked = checkShapes(q, k, v, mask);
   if (!checked)
     return checked.takeError();
@@ -124,7 +123,8 @@ llvm::Expected<HostTensor> kiln::reference::attention(const HostTensor &q,
       float *y = &out.f32[row * s.valueDim];
       if (hasNaN || max == -inf) {
         // Every key masked: the defined value, never exp(-inf - -inf).
-        float fill = hasNaN ? std::numeric_limits<float>::quiet_NaN() : attrs.maskedRowValue;
+        float fill =
+            hasNaN ? std::numeric_limits<float>::quiet_NaN() : attrs.maskedRowValue;
         std::fill(y, y + s.valueDim, fill);
         continue;
       }
@@ -132,7 +132,8 @@ llvm::Expected<HostTensor> kiln::reference::attention(const HostTensor &q,
       for (int64_t j = 0; j < s.keys; ++j)
         total += std::exp(double(scores[j]) - double(max));
       for (int64_t j = 0; j < s.keys; ++j)
-        weights[j] = static_cast<float>(std::exp(double(scores[j]) - double(max)) / total);
+        weights[j] =
+            static_cast<float>(std::exp(double(scores[j]) - double(max)) / total);
       for (int64_t c = 0; c < s.valueDim; ++c) {
         double sum = 0.0;
         for (int64_t j = 0; j < s.keys; ++j)

@@ -39,7 +39,8 @@ llvm::Expected<HostTensor> kiln::reference::div(const HostTensor &lhs,
 }
 
 llvm::Expected<HostTensor> kiln::reference::maskedFill(const HostTensor &input,
-                                                       const HostTensor &mask, float value) {
+                                                       const HostTensor &mask,
+                                                       float value) {
   llvm::Expected<Shape> shape = broadcastShapes(input.shape, mask.shape);
   if (!shape)
     return shape.takeError();

@@ -17,7 +17,8 @@ using namespace kiln::reference;
 llvm::Expected<HostTensor> kiln::reference::embedding(const HostTensor &table,
                                                       const HostTensor &ids) {
   if (table.shape.size() != 2)
-    return makeError("embedding table must have rank 2, got " + shapeToString(table.shape));
+    return makeError("embedding table must have rank 2, got " +
+                     shapeToString(table.shape));
   int64_t vocabulary = table.shape[0], features = table.shape[1];
   Shape outShape = ids.shape;
   outShape.push_back(features);
@@ -67,7 +68,8 @@ llvm::Expected<HostTensor> kiln::reference::sinusoid(const HostTensor &positions
 /// A [rows, cols] mask, additive or boolean, masked where `masked(r, c)`.
 template <typename Pred>
 static HostTensor makeMask(int64_t rows, int64_t cols, bool boolean, Pred masked) {
-  HostTensor out = boolean ? HostTensor::ints({rows, cols}) : HostTensor::floats({rows, cols});
+  HostTensor out =
+      boolean ? HostTensor::ints({rows, cols}) : HostTensor::floats({rows, cols});
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {

@@ -115,7 +115,8 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
                            isBoolean(p.getType()));
       })
       .Case<CausalMaskOp>([&](CausalMaskOp c) -> Result {
-        return causalMask(*args[0], static_cast<int64_t>(c.axis()), isBoolean(c.getType()));
+        return causalMask(*args[0], static_cast<int64_t>(c.axis()),
+                          isBoolean(c.getType()));
       })
       .Default([&](Operation *) -> Result {
         return makeError("is not supported by the reference interpreter");
@@ -126,8 +127,8 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
 /// amount of data. `what` names the value for the message ("input 'x'"). i1 (boolean
 /// masks, held as i32 0/1) is accepted only for values inside an entry, never for
 /// what a caller hands in.
-static llvm::Error checkAgainstType(const HostTensor &t, Type type, const std::string &what,
-                                    bool allowBoolean = false) {
+static llvm::Error checkAgainstType(const HostTensor &t, Type type,
+                                    const std::string &what, bool allowBoolean = false) {
   auto ranked = type.dyn_cast<RankedTensorType>();
   Type element = ranked ? ranked.getElementType() : Type();
   bool boolean = element && element.isInteger(1);
@@ -278,7 +279,8 @@ llvm::Error Evaluation::bindValueDims() {
       return makeError(entryName() + " input '" + name + "' is " + std::to_string(value) +
                        ", but its value is the size of dimension '" + dim.getValue() +
                        "', which cannot be negative");
-    if (llvm::Error e = bindDim(dim.getValue(), value, "the value of input '" + name + "'"))
+    if (llvm::Error e =
+            bindDim(dim.getValue(), value, "the value of input '" + name + "'"))
       return e;
   }
   return llvm::Error::success();
@@ -298,12 +300,12 @@ llvm::Error Evaluation::checkBounds(unsigned index) {
   StringRef hiText = bounds[1].cast<StringAttr>().getValue();
   llvm::Expected<int64_t> lo = evaluateDimExpr(loText, lookup);
   if (!lo)
-    return makeError(entryName() + " input '" + name + "' bounds: " +
-                     llvm::toString(lo.takeError()));
+    return makeError(entryName() + " input '" + name +
+                     "' bounds: " + llvm::toString(lo.takeError()));
   llvm::Expected<int64_t> hi = evaluateDimExpr(hiText, lookup);
   if (!hi)
-    return makeError(entryName() + " input '" + name + "' bounds: " +
-                     llvm::toString(hi.takeError()));
+    return makeError(entryName() + " input '" + name +
+                     "' bounds: " + llvm::toString(hi.takeError()));
   const HostTensor &t = values[func.getArgument(index)];
   for (int64_t k = 0; k < t.numElements(); ++k) {
     int64_t v = t.i32[k];
@@ -312,8 +314,8 @@ llvm::Error Evaluation::checkBounds(unsigned index) {
     std::string range = "[" + loText.str() + ", " + hiText.str() + "]";
     std::string evaluated = "[" + std::to_string(*lo) + ", " + std::to_string(*hi) + "]";
     return makeError(entryName() + " input '" + name + "' element " +
-                     shapeToString(unravelIndex(k, t.shape)) + " is " + std::to_string(v) +
-                     ", outside its bounds " + range +
+                     shapeToString(unravelIndex(k, t.shape)) + " is " +
+                     std::to_string(v) + ", outside its bounds " + range +
                      (range == evaluated ? "" : " = " + evaluated));
   }
   return llvm::Error::success();
@@ -383,7 +385,8 @@ llvm::Error Evaluation::checkAndApplyStateOp(Operation *op, const std::string &w
         shape.push_back(type.getDimSize(d));
         continue;
       }
-      // inferSymbolicShapes (in the verifier's stead) made every name one the entry binds.
+      // inferSymbolicShapes (in the verifier's stead) made every name one the entry
+      // binds.
       StringRef dim = alloc.dims()[d].cast<StringAttr>().getValue();
       auto size = dimSizes.find(dim.str());
       if (size == dimSizes.end())
@@ -407,7 +410,8 @@ llvm::Error Evaluation::checkAndApplyStateOp(Operation *op, const std::string &w
   if (state == states.end())
     return makeError(where + ": " + what + " is not set: no earlier run created it");
   if (auto read = dyn_cast<StateReadOp>(op)) {
-    if (llvm::Error e = checkAgainstType(state->second, read.getType(), where + " " + what))
+    if (llvm::Error e =
+            checkAgainstType(state->second, read.getType(), where + " " + what))
       return e;
     // The state's shape binds the names of its dims, as an input's does.
     for (auto it : llvm::enumerate(read.dims())) {

@@ -57,7 +57,9 @@ llvm::Error makeError(const llvm::Twine &message);
 /// (o, i) along the axis is at `at(o, i, j)`. What every per-axis kernel loops over.
 struct AxisLines {
   int64_t outer = 1, length = 1, inner = 1;
-  int64_t at(int64_t o, int64_t i, int64_t j) const { return (o * length + j) * inner + i; }
+  int64_t at(int64_t o, int64_t i, int64_t j) const {
+    return (o * length + j) * inner + i;
+  }
 };
 /// The lines of `shape` along `axis`, or an error when the axis is out of range.
 llvm::Expected<AxisLines> axisLines(llvm::ArrayRef<int64_t> shape, int64_t axis,

@@ -60,9 +60,10 @@ llvm::Expected<HostTensor> kiln::reference::linear(const HostTensor &input,
                                                    const HostTensor &weight,
                                                    const HostTensor &bias) {
   if (input.shape.empty() || weight.shape.size() != 2 || bias.shape.size() != 1)
-    return makeError("linear needs input [..., in], weight [out, in] and bias [out], got " +
-                     shapeToString(input.shape) + ", " + shapeToString(weight.shape) +
-                     " and " + shapeToString(bias.shape));
+    return makeError(
+        "linear needs input [..., in], weight [out, in] and bias [out], got " +
+        shapeToString(input.shape) + ", " + shapeToString(weight.shape) + " and " +
+        shapeToString(bias.shape));
   int64_t out = weight.shape[0], in = weight.shape[1];
   if (input.shape.back() != in || bias.shape[0] != out)
     return makeError("linear input " + shapeToString(input.shape) + ", weight " +

@@ -6,7 +6,8 @@
 
 using namespace kiln::reference;
 
-llvm::Expected<HostTensor> kiln::reference::argmax(const HostTensor &input, int64_t axis) {
+llvm::Expected<HostTensor> kiln::reference::argmax(const HostTensor &input,
+                                                   int64_t axis) {
   llvm::Expected<AxisLines> lines = axisLines(input.shape, axis, "argmax");
   if (!lines)
     return lines.takeError();

@@ -19,8 +19,8 @@ llvm::Expected<HostTensor> kiln::reference::kvAppend(HostTensor &cache,
   Shape expected = value.shape;
   expected[axis] = capacity;
   if (cache.isInt || cache.shape != expected)
-    return makeError("the cache has shape " + shapeToString(cache.shape) + " but a value " +
-                     shapeToString(value.shape) + " with capacity " +
+    return makeError("the cache has shape " + shapeToString(cache.shape) +
+                     " but a value " + shapeToString(value.shape) + " with capacity " +
                      std::to_string(capacity) + " along axis " + std::to_string(axis) +
                      " needs " + shapeToString(expected));
   if (position < 0 || position >= capacity)

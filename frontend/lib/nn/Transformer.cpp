@@ -53,7 +53,8 @@ Tensor DecoderLayer::sublayers(const Tensor &x, const Sublayer &selfAttend,
 }
 
 Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
-                                const Tensor &causalMask, const Tensor &memoryMask) const {
+                                const Tensor &causalMask,
+                                const Tensor &memoryMask) const {
   return sublayers(
       x, [&](const Tensor &in) { return selfAttn_(in, in, in, causalMask); },
       [&](const Tensor &in) { return crossAttn_(in, memory, memory, memoryMask); });
@@ -159,8 +160,8 @@ Tensor Transformer::encode(const Tensor &srcIds, const Tensor &srcLengths) const
 Tensor Transformer::decode(const Tensor &tgtIds, const Tensor &memory,
                            const Tensor &srcLengths) const {
   Tensor causal = causalMask(tgtIds, /*axis=*/1);
-  Tensor out = decoder_(tgtEmbed_(tgtIds), memory, causal,
-                        keyPaddingMask(srcLengths, memory));
+  Tensor out =
+      decoder_(tgtEmbed_(tgtIds), memory, causal, keyPaddingMask(srcLengths, memory));
   return tgtEmbed_.project(out);
 }
 
@@ -181,12 +182,14 @@ void Transformer::declareEntries(ModelBuilder &m) const {
   Dim batch = dyn("B"), src = dyn("S"), tgt = dyn("T"), position = dyn("P");
 
   Entry enc = m.entry("encode");
-  Tensor srcIds = enc.input("src_ids", DType::I32, {batch, src}, {0, config_.srcVocab - 1});
+  Tensor srcIds =
+      enc.input("src_ids", DType::I32, {batch, src}, {0, config_.srcVocab - 1});
   Tensor srcLengths = enc.input("src_lengths", DType::I32, {batch}, {1, "S"});
   enc.output("memory", encode(srcIds, srcLengths));
 
   Entry dec = m.entry("decode");
-  Tensor tgtIds = dec.input("tgt_ids", DType::I32, {batch, tgt}, {0, config_.tgtVocab - 1});
+  Tensor tgtIds =
+      dec.input("tgt_ids", DType::I32, {batch, tgt}, {0, config_.tgtVocab - 1});
   Tensor memory = dec.input("memory", DType::F32, {batch, src, config_.dModel});
   Tensor memLengths = dec.input("src_lengths", DType::I32, {batch}, {1, "S"});
   dec.output("logits", decode(tgtIds, memory, memLengths));
@@ -195,7 +198,8 @@ void Transformer::declareEntries(ModelBuilder &m) const {
   startDecoding(start, start.input("memory", DType::F32, {batch, src, config_.dModel}));
 
   Entry step = m.entry("decode_step");
-  Tensor nextIds = step.input("tgt_ids", DType::I32, {batch, 1}, {0, config_.tgtVocab - 1});
+  Tensor nextIds =
+      step.input("tgt_ids", DType::I32, {batch, 1}, {0, config_.tgtVocab - 1});
   Tensor stepIndex = step.valueInput("step", position, {0, config_.maxDecodeLength - 1});
   // S is bound by the memory states the step reads.
   Tensor stepLengths = step.input("src_lengths", DType::I32, {batch}, {1, src});

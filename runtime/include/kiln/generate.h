@@ -1,17 +1,18 @@
 // kiln/generate.h - text generation on top of the runtime: a vocabulary/tokenizer, a
 // step-decoder interface, and greedy and beam search over a batch of sources.
 //
-// Errors are kiln::Error (see runtime.hpp), code KILN_STATUS_INVALID_ARGUMENT for bad text
-// or options, KILN_STATUS_NOT_FOUND / IO_ERROR for files.
+// Errors are kiln::Error (see runtime.hpp), code KILN_STATUS_INVALID_ARGUMENT for bad
+// text or options, KILN_STATUS_NOT_FOUND / IO_ERROR for files.
 //
-//   kiln::Vocabulary vocab = kiln::Vocabulary::fromConfig("models/translator/config.json");
-//   kiln::Model model = kiln::Model::open("translator.so");
-//   kiln::Weights weights = kiln::Weights::open(model, "translator.safetensors");
-//   kiln::KVCacheDecoder decoder(model, weights);
-//   kiln::GenerateOptions opt = kiln::GenerateOptions::forVocabulary(vocab);
-//   opt.search = kiln::GenerateOptions::Search::Beam; opt.beamSize = 4; opt.alpha = 0.6;
-//   auto results = kiln::generate(decoder, {vocab.encodeSource("4096")}, opt);
-//   std::string words = vocab.decodeTarget(results[0].best.tokens);
+//   kiln::Vocabulary vocab =
+//   kiln::Vocabulary::fromConfig("models/translator/config.json"); kiln::Model model =
+//   kiln::Model::open("translator.so"); kiln::Weights weights =
+//   kiln::Weights::open(model, "translator.safetensors"); kiln::KVCacheDecoder
+//   decoder(model, weights); kiln::GenerateOptions opt =
+//   kiln::GenerateOptions::forVocabulary(vocab); opt.search =
+//   kiln::GenerateOptions::Search::Beam; opt.beamSize = 4; opt.alpha = 0.6; auto results
+//   = kiln::generate(decoder, {vocab.encodeSource("4096")}, opt); std::string words =
+//   vocab.decodeTarget(results[0].best.tokens);
 #ifndef KILN_GENERATE_H
 #define KILN_GENERATE_H
 
@@ -34,31 +35,32 @@ struct VocabularyOptions {
 };
 
 // One shared vocabulary: token id = 0-based line of vocab.txt. The source side is split
-// into characters (one token per byte: the vocabularies in use are ASCII), the target side
-// on whitespace.
+// into characters (one token per byte: the vocabularies in use are ASCII), the target
+// side on whitespace.
 class Vocabulary {
 public:
   Vocabulary(std::vector<std::string> tokens, VocabularyOptions options = {});
-  static Vocabulary load(const std::string& vocabPath, VocabularyOptions options = {});
+  static Vocabulary load(const std::string &vocabPath, VocabularyOptions options = {});
   // Reads config.json (pad/bos/eos/unk ids, max_source_len, max_target_len, vocab_file,
   // resolved relative to the config's directory) and loads the vocabulary it names.
-  static Vocabulary fromConfig(const std::string& configPath);
+  static Vocabulary fromConfig(const std::string &configPath);
 
   // Text -> source ids. Leading/trailing whitespace is dropped (as tokenizer.py does).
   // Throws kiln::Error (INVALID_ARGUMENT) for empty text, for a character outside the
   // vocabulary (naming it and its 0-based position) and, unless allowOverLength, for text
   // longer than maxSourceLen. allowOverLength exists for out-of-domain experiments.
-  std::vector<int32_t> encodeSource(const std::string& text, bool allowOverLength = false) const;
+  std::vector<int32_t> encodeSource(const std::string &text,
+                                    bool allowOverLength = false) const;
   // Words -> ids; an unknown word throws like an unknown character.
-  std::vector<int32_t> encodeTarget(const std::string& text) const;
+  std::vector<int32_t> encodeTarget(const std::string &text) const;
   // Ids -> words joined by single spaces: stops at <eos>, skips <pad> and <bos>.
-  std::string decodeTarget(const std::vector<int32_t>& ids) const;
+  std::string decodeTarget(const std::vector<int32_t> &ids) const;
 
   size_t size() const { return tokens_.size(); }
-  const std::string& token(int32_t id) const;
+  const std::string &token(int32_t id) const;
   // -1 when absent.
-  int32_t id(const std::string& token) const;
-  const VocabularyOptions& options() const { return options_; }
+  int32_t id(const std::string &token) const;
+  const VocabularyOptions &options() const { return options_; }
 
 private:
   std::vector<std::string> tokens_;
@@ -68,37 +70,38 @@ private:
 
 // Next-token distributions for the live hypotheses of a search. The search calls start()
 // once per batch, then step() once per generated position, then reorder() after choosing
-// which hypotheses survive. A stateless decoder (PrefixDecoder) recomputes everything from
-// the prefixes; a KV-cache decoder keeps per-row state that step() extends by one token and
-// reorder() gathers.
+// which hypotheses survive. A stateless decoder (PrefixDecoder) recomputes everything
+// from the prefixes; a KV-cache decoder keeps per-row state that step() extends by one
+// token and reorder() gathers.
 class StepDecoder {
 public:
   virtual ~StepDecoder() = default;
   // Encodes the batch (unpadded ids, one vector per source) and forgets earlier state.
-  virtual void start(const std::vector<std::vector<int32_t>>& sources) = 0;
-  // Row r continues source sourceOf[r] with prefix prefixes[r] (starting with <bos>; in one
-  // call all prefixes have the same length). Writes rows × vocabSize() next-token
+  virtual void start(const std::vector<std::vector<int32_t>> &sources) = 0;
+  // Row r continues source sourceOf[r] with prefix prefixes[r] (starting with <bos>; in
+  // one call all prefixes have the same length). Writes rows × vocabSize() next-token
   // log-probabilities (row-major) into logProbs.
-  virtual void step(const std::vector<int32_t>& sourceOf,
-                    const std::vector<std::vector<int32_t>>& prefixes,
-                    std::vector<double>& logProbs) = 0;
+  virtual void step(const std::vector<int32_t> &sourceOf,
+                    const std::vector<std::vector<int32_t>> &prefixes,
+                    std::vector<double> &logProbs) = 0;
   // Row r of the next step() extends row parents[r] of the last one. A cache gathers its
   // rows here; a stateless decoder ignores it.
-  virtual void reorder(const std::vector<int32_t>& parents) { (void)parents; }
+  virtual void reorder(const std::vector<int32_t> &parents) { (void)parents; }
   virtual int64_t vocabSize() const = 0;
 };
 
-// Runs the model's whole-prefix entries: `encode(src_ids [B,S], src_lengths [B]) -> memory`
-// once per batch, and `decode(tgt_ids [N,T], memory [N,S,D], src_lengths [N]) -> logits
-// [N,T,V]` once per step on every live prefix; log_softmax of the last position in double.
-// Cost per step grows with the prefix length (no cache).
+// Runs the model's whole-prefix entries: `encode(src_ids [B,S], src_lengths [B]) ->
+// memory` once per batch, and `decode(tgt_ids [N,T], memory [N,S,D], src_lengths [N]) ->
+// logits [N,T,V]` once per step on every live prefix; log_softmax of the last position in
+// double. Cost per step grows with the prefix length (no cache).
 class PrefixDecoder : public StepDecoder {
 public:
-  PrefixDecoder(const Model& model, const Weights& weights, int32_t padId = 0,
+  PrefixDecoder(const Model &model, const Weights &weights, int32_t padId = 0,
                 std::string encodeEntry = "encode", std::string decodeEntry = "decode");
-  void start(const std::vector<std::vector<int32_t>>& sources) override;
-  void step(const std::vector<int32_t>& sourceOf, const std::vector<std::vector<int32_t>>& prefixes,
-            std::vector<double>& logProbs) override;
+  void start(const std::vector<std::vector<int32_t>> &sources) override;
+  void step(const std::vector<int32_t> &sourceOf,
+            const std::vector<std::vector<int32_t>> &prefixes,
+            std::vector<double> &logProbs) override;
   int64_t vocabSize() const override { return vocabSize_; }
   // decode() calls so far (for tests and throughput numbers).
   int64_t decodeCalls() const { return decodeCalls_; }
@@ -114,12 +117,13 @@ private:
   int64_t decodeCalls_ = 0;
 };
 
-// Decodes with the key/value caches of a compiled Transformer (nn::Transformer's entries):
-// `encode` once per batch, `decode_start(memory)` once per batch (cross-attention keys and
-// values of every layer, and empty self-attention caches, kept in the session), then
-// `decode_step(tgt_ids [N,1], step, src_lengths [N]) -> logits [N,V]` once per generated
-// token: each step appends one position to the caches in place, so its cost grows
-// linearly with the position. reorder() gathers cache rows (only those that move).
+// Decodes with the key/value caches of a compiled Transformer (nn::Transformer's
+// entries): `encode` once per batch, `decode_start(memory)` once per batch
+// (cross-attention keys and values of every layer, and empty self-attention caches, kept
+// in the session), then `decode_step(tgt_ids [N,1], step, src_lengths [N]) -> logits
+// [N,V]` once per generated token: each step appends one position to the caches in place,
+// so its cost grows linearly with the position. reorder() gathers cache rows (only those
+// that move).
 struct KVCacheEntries {
   std::string encode = "encode", start = "decode_start", step = "decode_step";
 };
@@ -127,20 +131,21 @@ struct KVCacheEntries {
 class KVCacheDecoder : public StepDecoder {
 public:
   using Entries = KVCacheEntries;
-  KVCacheDecoder(const Model& model, const Weights& weights, int32_t padId = 0,
+  KVCacheDecoder(const Model &model, const Weights &weights, int32_t padId = 0,
                  Entries entries = Entries());
-  void start(const std::vector<std::vector<int32_t>>& sources) override;
+  void start(const std::vector<std::vector<int32_t>> &sources) override;
   // The prefixes must be one token longer than at the last step (their last token is the
   // one fed in); rows must be the last step's rows as reorder() left them.
-  void step(const std::vector<int32_t>& sourceOf, const std::vector<std::vector<int32_t>>& prefixes,
-            std::vector<double>& logProbs) override;
-  void reorder(const std::vector<int32_t>& parents) override;
+  void step(const std::vector<int32_t> &sourceOf,
+            const std::vector<std::vector<int32_t>> &prefixes,
+            std::vector<double> &logProbs) override;
+  void reorder(const std::vector<int32_t> &parents) override;
   int64_t vocabSize() const override { return vocabSize_; }
   // Positions the model's caches hold (decode_step's `step` bound + 1); 0 if unknown.
   int64_t capacity() const { return capacity_; }
   // decode_step() calls so far, and the session (for its stats).
   int64_t stepCalls() const { return stepCalls_; }
-  const Session& session() const { return session_; }
+  const Session &session() const { return session_; }
 
 private:
   Session session_;
@@ -167,7 +172,7 @@ struct GenerateOptions {
   bool nBest = false;
   int32_t bosId = 1, eosId = 2;
 
-  static GenerateOptions forVocabulary(const Vocabulary& vocab);
+  static GenerateOptions forVocabulary(const Vocabulary &vocab);
 };
 
 struct Hypothesis {
@@ -183,9 +188,9 @@ struct GenerateResult {
 };
 
 // One result per source, in order. Sources may have different lengths.
-std::vector<GenerateResult> generate(StepDecoder& decoder,
-                                     const std::vector<std::vector<int32_t>>& sources,
-                                     const GenerateOptions& options);
+std::vector<GenerateResult> generate(StepDecoder &decoder,
+                                     const std::vector<std::vector<int32_t>> &sources,
+                                     const GenerateOptions &options);
 
 } // namespace kiln
 

@@ -1,15 +1,16 @@
-/* kiln/runtime.h - C API of the Kiln runtime: load a compiled model, its weights, and run it.
+/* kiln/runtime.h - C API of the Kiln runtime: load a compiled model, its weights, and run
+ * it.
  *
- * A compiled Kiln model is one shared library (see docs/manifest.md). The runtime loads it
- * (kiln_model), maps a safetensors file checked against the model's parameters
+ * A compiled Kiln model is one shared library (see docs/manifest.md). The runtime loads
+ * it (kiln_model), maps a safetensors file checked against the model's parameters
  * (kiln_weights), and runs its entry points (kiln_session).
  *
  * Conventions (IREE-like):
  *   - Objects are opaque handles made by `kiln_X_open/create(..., kiln_X** out)` and
- *     dropped by `kiln_X_release`. Models and weights are reference counted: a session keeps
- *     its model and weights alive, so they may be released in any order.
- *   - Every fallible call returns a `kiln_status*`: NULL means success; otherwise the caller
- *     owns the status, reads its code and message, and frees it with kiln_status_free.
+ *     dropped by `kiln_X_release`. Models and weights are reference counted: a session
+ * keeps its model and weights alive, so they may be released in any order.
+ *   - Every fallible call returns a `kiln_status*`: NULL means success; otherwise the
+ * caller owns the status, reads its code and message, and frees it with kiln_status_free.
  *     On failure, `*out` is set to NULL.
  *   - The runtime never prints, never aborts and never exits; every error is a status.
  *
@@ -18,7 +19,8 @@
  *     query them and create sessions from them concurrently. Retain/release are atomic.
  *   - A kiln_session is single-threaded: calls on one session must not overlap. Use one
  *     session per thread; sessions share their model and weights.
- *   - kiln_status objects are independent values; the free-standing helpers are thread-safe.
+ *   - kiln_status objects are independent values; the free-standing helpers are
+ * thread-safe.
  */
 #ifndef KILN_RUNTIME_H
 #define KILN_RUNTIME_H
@@ -36,38 +38,45 @@ extern "C" {
 #define KILN_API
 #endif
 
-/* The model ABI this runtime understands (kiln_model_abi_version() of a compiled model). */
+/* The model ABI this runtime understands (kiln_model_abi_version() of a compiled model).
+ */
 #define KILN_MODEL_ABI_VERSION 1
 
-/* ---------------------------------------------------------------------------------------- */
-/* Status                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Status */
+/* ----------------------------------------------------------------------------------------
+ */
 
 typedef enum kiln_status_code {
   KILN_STATUS_OK = 0,
-  KILN_STATUS_INVALID_ARGUMENT = 1,   /* bad call: NULL pointer, wrong input, bad shape   */
-  KILN_STATUS_NOT_FOUND = 2,          /* missing file, unknown entry/input/output name     */
-  KILN_STATUS_IO_ERROR = 3,           /* a file could not be read or written               */
-  KILN_STATUS_INVALID_MODEL = 4,      /* not a Kiln model, or a malformed manifest         */
-  KILN_STATUS_INCOMPATIBLE = 5,       /* model built for another ABI version               */
-  KILN_STATUS_INVALID_WEIGHTS = 6,    /* not safetensors, or not matching the model        */
-  KILN_STATUS_RESOURCE_EXHAUSTED = 7, /* out of memory, or over a configured limit         */
-  KILN_STATUS_KERNEL_ERROR = 8,       /* a kernel returned an error while running          */
-  KILN_STATUS_FAILED_PRECONDITION = 9, /* e.g. reading outputs before any run              */
+  KILN_STATUS_INVALID_ARGUMENT = 1, /* bad call: NULL pointer, wrong input, bad shape   */
+  KILN_STATUS_NOT_FOUND = 2,       /* missing file, unknown entry/input/output name     */
+  KILN_STATUS_IO_ERROR = 3,        /* a file could not be read or written               */
+  KILN_STATUS_INVALID_MODEL = 4,   /* not a Kiln model, or a malformed manifest         */
+  KILN_STATUS_INCOMPATIBLE = 5,    /* model built for another ABI version               */
+  KILN_STATUS_INVALID_WEIGHTS = 6, /* not safetensors, or not matching the model        */
+  KILN_STATUS_RESOURCE_EXHAUSTED = 7, /* out of memory, or over a configured limit */
+  KILN_STATUS_KERNEL_ERROR = 8, /* a kernel returned an error while running          */
+  KILN_STATUS_FAILED_PRECONDITION = 9, /* e.g. reading outputs before any run */
   KILN_STATUS_INTERNAL = 10
 } kiln_status_code;
 
 typedef struct kiln_status kiln_status;
 
-KILN_API kiln_status_code kiln_status_get_code(const kiln_status* status); /* NULL -> OK */
+KILN_API kiln_status_code
+kiln_status_get_code(const kiln_status *status); /* NULL -> OK */
 /* The message, valid until the status is freed; "" for NULL. Never NULL. */
-KILN_API const char* kiln_status_get_message(const kiln_status* status);
-KILN_API void kiln_status_free(kiln_status* status); /* accepts NULL */
-KILN_API const char* kiln_status_code_string(kiln_status_code code); /* "INVALID_ARGUMENT" */
+KILN_API const char *kiln_status_get_message(const kiln_status *status);
+KILN_API void kiln_status_free(kiln_status *status); /* accepts NULL */
+KILN_API const char *
+kiln_status_code_string(kiln_status_code code); /* "INVALID_ARGUMENT" */
 
-/* ---------------------------------------------------------------------------------------- */
-/* Tensors                                                                                  */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Tensors */
+/* ----------------------------------------------------------------------------------------
+ */
 
 /* Zero is deliberately not a dtype, so a zero-initialised kiln_tensor is rejected. */
 typedef enum kiln_dtype {
@@ -76,119 +85,135 @@ typedef enum kiln_dtype {
   KILN_DTYPE_I64 = 3
 } kiln_dtype;
 
-KILN_API const char* kiln_dtype_name(kiln_dtype dtype); /* "f32", "i32", "i64"; "?" else */
-KILN_API size_t kiln_dtype_size(kiln_dtype dtype);      /* bytes per element; 0 if invalid */
+KILN_API const char *
+kiln_dtype_name(kiln_dtype dtype);                 /* "f32", "i32", "i64"; "?" else */
+KILN_API size_t kiln_dtype_size(kiln_dtype dtype); /* bytes per element; 0 if invalid */
 
 /* A dense row-major tensor (last dimension contiguous) owned by someone else. */
 typedef struct kiln_tensor {
-  const char* name;
+  const char *name;
   kiln_dtype dtype;
   int32_t rank;
-  const int64_t* shape; /* rank sizes; may be NULL when rank == 0 */
-  const void* data;     /* product(shape) * kiln_dtype_size(dtype) bytes */
+  const int64_t *shape; /* rank sizes; may be NULL when rank == 0 */
+  const void *data;     /* product(shape) * kiln_dtype_size(dtype) bytes */
 } kiln_tensor;
 
-/* Describes a model input, output or parameter. Pointers are valid while the model lives. */
+/* Describes a model input, output or parameter. Pointers are valid while the model lives.
+ */
 typedef struct kiln_tensor_info {
-  const char* name;
+  const char *name;
   kiln_dtype dtype;
   int32_t rank;
-  const char* const* dims; /* rank strings: "64" or a dimension expression like "B*S" */
-  const int64_t* shape;    /* rank sizes; -1 where the size is dynamic */
+  const char *const *dims; /* rank strings: "64" or a dimension expression like "B*S" */
+  const int64_t *shape;    /* rank sizes; -1 where the size is dynamic */
   /* Inclusive bounds every value of an integer input must lie in, as the manifest writes
    * them: an integer ("0", "-1") or a dimension expression ("S", "T+1"); the runtime
    * rejects a run whose input holds a value outside them. NULL when the tensor declares
-   * none (always NULL for outputs and parameters). kiln_model_input_bounds evaluates them. */
-  const char* bounds_min;
-  const char* bounds_max;
+   * none (always NULL for outputs and parameters). kiln_model_input_bounds evaluates
+   * them. */
+  const char *bounds_min;
+  const char *bounds_max;
 } kiln_tensor_info;
 
-/* ---------------------------------------------------------------------------------------- */
-/* Model                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Model */
+/* ----------------------------------------------------------------------------------------
+ */
 
 typedef struct kiln_model kiln_model;
 
 /* Loads a compiled model library (dlopen, RTLD_LOCAL) and validates its manifest. */
-KILN_API kiln_status* kiln_model_open(const char* path, kiln_model** out_model);
-KILN_API void kiln_model_retain(kiln_model* model);
-KILN_API void kiln_model_release(kiln_model* model); /* accepts NULL */
+KILN_API kiln_status *kiln_model_open(const char *path, kiln_model **out_model);
+KILN_API void kiln_model_retain(kiln_model *model);
+KILN_API void kiln_model_release(kiln_model *model); /* accepts NULL */
 
-KILN_API const char* kiln_model_name(const kiln_model* model);
-KILN_API const char* kiln_model_target(const kiln_model* model); /* Halide target string */
-KILN_API const char* kiln_model_manifest_json(const kiln_model* model);
+KILN_API const char *kiln_model_name(const kiln_model *model);
+KILN_API const char *
+kiln_model_target(const kiln_model *model); /* Halide target string */
+KILN_API const char *kiln_model_manifest_json(const kiln_model *model);
 
-KILN_API size_t kiln_model_entry_count(const kiln_model* model);
+KILN_API size_t kiln_model_entry_count(const kiln_model *model);
 /* NULL when index is out of range. */
-KILN_API const char* kiln_model_entry_name(const kiln_model* model, size_t entry_index);
+KILN_API const char *kiln_model_entry_name(const kiln_model *model, size_t entry_index);
 /* NOT_FOUND (listing the available entries) when there is no such entry. */
-KILN_API kiln_status* kiln_model_find_entry(const kiln_model* model, const char* entry_name,
-                                            size_t* out_entry_index);
-KILN_API size_t kiln_model_input_count(const kiln_model* model, size_t entry_index);
-KILN_API size_t kiln_model_output_count(const kiln_model* model, size_t entry_index);
-KILN_API kiln_status* kiln_model_input_info(const kiln_model* model, size_t entry_index,
-                                            size_t input_index, kiln_tensor_info* out_info);
-KILN_API kiln_status* kiln_model_output_info(const kiln_model* model, size_t entry_index,
-                                             size_t output_index, kiln_tensor_info* out_info);
+KILN_API kiln_status *kiln_model_find_entry(const kiln_model *model,
+                                            const char *entry_name,
+                                            size_t *out_entry_index);
+KILN_API size_t kiln_model_input_count(const kiln_model *model, size_t entry_index);
+KILN_API size_t kiln_model_output_count(const kiln_model *model, size_t entry_index);
+KILN_API kiln_status *kiln_model_input_info(const kiln_model *model, size_t entry_index,
+                                            size_t input_index,
+                                            kiln_tensor_info *out_info);
+KILN_API kiln_status *kiln_model_output_info(const kiln_model *model, size_t entry_index,
+                                             size_t output_index,
+                                             kiln_tensor_info *out_info);
 
 /* The entry's dynamic dimensions: the names its inputs' shapes bind ("B", "S", ...), then
  * those only the shapes of the states it reads bind, then those its value_dim inputs bind
  * (docs/manifest.md). */
-KILN_API size_t kiln_model_dim_count(const kiln_model* model, size_t entry_index);
-KILN_API const char* kiln_model_dim_name(const kiln_model* model, size_t entry_index,
+KILN_API size_t kiln_model_dim_count(const kiln_model *model, size_t entry_index);
+KILN_API const char *kiln_model_dim_name(const kiln_model *model, size_t entry_index,
                                          size_t dim_index); /* NULL when out of range */
 
 /* Evaluates an input's (or output's) shape for given values of the entry's dynamic
  * dimensions (dim_names[i] = dim_values[i]; extra names are ignored). out_shape must hold
  * the tensor's rank. A driver uses this to allocate inputs or outputs ahead of a run.
  * NOT_FOUND names a dimension the shape needs that was not given. */
-KILN_API kiln_status* kiln_model_input_shape(const kiln_model* model, size_t entry_index,
-                                             size_t input_index, const char* const* dim_names,
-                                             const int64_t* dim_values, size_t dim_count,
-                                             int64_t* out_shape);
-KILN_API kiln_status* kiln_model_output_shape(const kiln_model* model, size_t entry_index,
+KILN_API kiln_status *kiln_model_input_shape(const kiln_model *model, size_t entry_index,
+                                             size_t input_index,
+                                             const char *const *dim_names,
+                                             const int64_t *dim_values, size_t dim_count,
+                                             int64_t *out_shape);
+KILN_API kiln_status *kiln_model_output_shape(const kiln_model *model, size_t entry_index,
                                               size_t output_index,
-                                              const char* const* dim_names,
-                                              const int64_t* dim_values, size_t dim_count,
-                                              int64_t* out_shape);
+                                              const char *const *dim_names,
+                                              const int64_t *dim_values, size_t dim_count,
+                                              int64_t *out_shape);
 
 /* Evaluates an integer input's value bounds for given values of the entry's dynamic
  * dimensions (as kiln_model_input_shape does): every value of the input must lie in
  * [*out_min, *out_max]. An integer input that declares no bounds gets its dtype's full
- * range. INVALID_ARGUMENT for an f32 input (it has no bounds); NOT_FOUND names a dimension
- * the bounds need that was not given. The values are as evaluated: they may lie outside
- * the dtype's range, and min > max means no value is accepted. */
-KILN_API kiln_status* kiln_model_input_bounds(const kiln_model* model, size_t entry_index,
-                                              size_t input_index, const char* const* dim_names,
-                                              const int64_t* dim_values, size_t dim_count,
-                                              int64_t* out_min, int64_t* out_max);
+ * range. INVALID_ARGUMENT for an f32 input (it has no bounds); NOT_FOUND names a
+ * dimension the bounds need that was not given. The values are as evaluated: they may lie
+ * outside the dtype's range, and min > max means no value is accepted. */
+KILN_API kiln_status *kiln_model_input_bounds(const kiln_model *model, size_t entry_index,
+                                              size_t input_index,
+                                              const char *const *dim_names,
+                                              const int64_t *dim_values, size_t dim_count,
+                                              int64_t *out_min, int64_t *out_max);
 
-KILN_API size_t kiln_model_parameter_count(const kiln_model* model);
-KILN_API kiln_status* kiln_model_parameter_info(const kiln_model* model, size_t index,
-                                                kiln_tensor_info* out_info);
+KILN_API size_t kiln_model_parameter_count(const kiln_model *model);
+KILN_API kiln_status *kiln_model_parameter_info(const kiln_model *model, size_t index,
+                                                kiln_tensor_info *out_info);
 
-/* ---------------------------------------------------------------------------------------- */
-/* Weights                                                                                  */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Weights */
+/* ----------------------------------------------------------------------------------------
+ */
 
 typedef struct kiln_weights kiln_weights;
 
 /* Maps a safetensors file and checks it against the model's parameters: every missing,
  * unexpected, mis-shaped or mis-typed tensor is reported (INVALID_WEIGHTS) in one status.
  * The weights stay usable after the model is released. */
-KILN_API kiln_status* kiln_weights_open(const kiln_model* model, const char* safetensors_path,
-                                        kiln_weights** out_weights);
-KILN_API void kiln_weights_retain(kiln_weights* weights);
-KILN_API void kiln_weights_release(kiln_weights* weights); /* accepts NULL */
+KILN_API kiln_status *kiln_weights_open(const kiln_model *model,
+                                        const char *safetensors_path,
+                                        kiln_weights **out_weights);
+KILN_API void kiln_weights_retain(kiln_weights *weights);
+KILN_API void kiln_weights_release(kiln_weights *weights); /* accepts NULL */
 
 /* Writes tensors (names unique, data row-major) as a safetensors file, atomically
  * (a temporary file renamed into place). */
-KILN_API kiln_status* kiln_safetensors_write(const char* path, const kiln_tensor* tensors,
+KILN_API kiln_status *kiln_safetensors_write(const char *path, const kiln_tensor *tensors,
                                              size_t tensor_count);
 
-/* ---------------------------------------------------------------------------------------- */
-/* Session                                                                                  */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Session */
+/* ----------------------------------------------------------------------------------------
+ */
 
 typedef struct kiln_session kiln_session;
 
@@ -201,49 +226,55 @@ typedef struct kiln_session_options {
   uint64_t max_temp_bytes;
 } kiln_session_options;
 
-KILN_API void kiln_session_options_initialize(kiln_session_options* options);
+KILN_API void kiln_session_options_initialize(kiln_session_options *options);
 
 /* weights may be NULL only for a model without parameters; they must have been opened for
  * a model with the same parameter list. options may be NULL (defaults). */
-KILN_API kiln_status* kiln_session_create(const kiln_model* model, const kiln_weights* weights,
-                                          const kiln_session_options* options,
-                                          kiln_session** out_session);
-KILN_API void kiln_session_release(kiln_session* session); /* accepts NULL */
+KILN_API kiln_status *kiln_session_create(const kiln_model *model,
+                                          const kiln_weights *weights,
+                                          const kiln_session_options *options,
+                                          kiln_session **out_session);
+KILN_API void kiln_session_release(kiln_session *session); /* accepts NULL */
 
 /* Runs an entry point. Inputs are matched by name; each must appear exactly once. The
  * inputs' memory is only read, and only during the call. */
-KILN_API kiln_status* kiln_session_run(kiln_session* session, const char* entry_name,
-                                       const kiln_tensor* inputs, size_t input_count);
+KILN_API kiln_status *kiln_session_run(kiln_session *session, const char *entry_name,
+                                       const kiln_tensor *inputs, size_t input_count);
 
 /* Outputs of the last successful run. out->data (and out->shape) are owned by the session
- * and valid until the next run or release; out->name lives as long as the model. An output
- * that is a state's memory (see "Session state") is only readable until the next gather
- * or clear of the states: after one, getting it is FAILED_PRECONDITION. */
-KILN_API size_t kiln_session_output_count(const kiln_session* session);
-KILN_API kiln_status* kiln_session_get_output(const kiln_session* session, const char* name,
-                                              kiln_tensor* out_tensor);
-KILN_API kiln_status* kiln_session_get_output_at(const kiln_session* session, size_t index,
-                                                 kiln_tensor* out_tensor);
+ * and valid until the next run or release; out->name lives as long as the model. An
+ * output that is a state's memory (see "Session state") is only readable until the next
+ * gather or clear of the states: after one, getting it is FAILED_PRECONDITION. */
+KILN_API size_t kiln_session_output_count(const kiln_session *session);
+KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
+                                              const char *name, kiln_tensor *out_tensor);
+KILN_API kiln_status *kiln_session_get_output_at(const kiln_session *session,
+                                                 size_t index, kiln_tensor *out_tensor);
 /* Copies an output into caller memory of dst_size bytes (at least the output's size). */
-KILN_API kiln_status* kiln_session_copy_output(const kiln_session* session, const char* name,
-                                               void* dst, size_t dst_size);
+KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
+                                               const char *name, void *dst,
+                                               size_t dst_size);
 
 typedef struct kiln_session_stats {
-  uint64_t runs;             /* successful runs */
-  uint64_t temp_bytes;       /* bytes of temporaries currently held */
-  uint64_t temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
-  uint64_t state_bytes;      /* bytes of memory held for states (kept after a clear) */
+  uint64_t runs;       /* successful runs */
+  uint64_t temp_bytes; /* bytes of temporaries currently held */
+  uint64_t
+      temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
+  uint64_t state_bytes; /* bytes of memory held for states (kept after a clear) */
   /* Batch rows kiln_session_gather_states has moved so far: per gather, the rows i whose
-   * source is another row (rows[i] != i, or i >= the old batch), counted once however many
-   * states there are. */
+   * source is another row (rows[i] != i, or i >= the old batch), counted once however
+   * many states there are. */
   uint64_t state_rows_copied;
 } kiln_session_stats;
 
-KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_stats* out);
+KILN_API void kiln_session_get_stats(const kiln_session *session,
+                                     kiln_session_stats *out);
 
-/* ---------------------------------------------------------------------------------------- */
-/* Session state                                                                            */
-/* ---------------------------------------------------------------------------------------- */
+/* ----------------------------------------------------------------------------------------
+ */
+/* Session state */
+/* ----------------------------------------------------------------------------------------
+ */
 
 /* A model may declare states (the manifest's "states"): f32 tensors a session keeps
  * between runs, such as the key/value caches of incremental decoding. An entry point
@@ -259,29 +290,29 @@ KILN_API void kiln_session_get_stats(const kiln_session* session, kiln_session_s
  * creates or writes; one rejected before that (bad inputs, shapes or bounds) changes no
  * state. */
 
-KILN_API size_t kiln_model_state_count(const kiln_model* model);
+KILN_API size_t kiln_model_state_count(const kiln_model *model);
 /* NULL when index is out of range. */
-KILN_API const char* kiln_model_state_name(const kiln_model* model, size_t state_index);
+KILN_API const char *kiln_model_state_name(const kiln_model *model, size_t state_index);
 
 /* The current value of a state: out->data and out->shape are owned by the session and
  * valid until the next run, gather or clear. FAILED_PRECONDITION when the state is not
  * set, NOT_FOUND when the model has no such state. */
-KILN_API kiln_status* kiln_session_get_state(const kiln_session* session, const char* name,
-                                             kiln_tensor* out_tensor);
+KILN_API kiln_status *kiln_session_get_state(const kiln_session *session,
+                                             const char *name, kiln_tensor *out_tensor);
 
 /* Reorders the batch of every state that is set: afterwards row i of each state holds
  * what row rows[i] held before, and the batch is row_count (rows may repeat, and a row
  * left out is dropped: a beam search keeps its surviving hypotheses this way). Rows that
  * stay where they are are not copied; the others are moved in place (one row at a time
  * is staged aside to break a cycle), and a state whose memory is too small for row_count
- * rows moves to a larger block. rows may be NULL when row_count is 0. INVALID_ARGUMENT for
- * an index outside the batch or states of different batch sizes; FAILED_PRECONDITION when
- * no state is set. On failure the states are unchanged. */
-KILN_API kiln_status* kiln_session_gather_states(kiln_session* session, const int32_t* rows,
-                                                 size_t row_count);
+ * rows moves to a larger block. rows may be NULL when row_count is 0. INVALID_ARGUMENT
+ * for an index outside the batch or states of different batch sizes; FAILED_PRECONDITION
+ * when no state is set. On failure the states are unchanged. */
+KILN_API kiln_status *kiln_session_gather_states(kiln_session *session,
+                                                 const int32_t *rows, size_t row_count);
 
 /* Forgets every state (their memory is kept for reuse). */
-KILN_API void kiln_session_clear_states(kiln_session* session);
+KILN_API void kiln_session_clear_states(kiln_session *session);
 
 #ifdef __cplusplus
 } /* extern "C" */

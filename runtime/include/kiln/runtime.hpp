@@ -1,5 +1,5 @@
-// kiln/runtime.hpp - header-only C++ wrapper over kiln/runtime.h: RAII handles, and errors
-// as exceptions.
+// kiln/runtime.hpp - header-only C++ wrapper over kiln/runtime.h: RAII handles, and
+// errors as exceptions.
 //
 // Error style: every failing call throws kiln::Error (a std::runtime_error carrying the
 // kiln_status_code); nothing returns a status. Model and Weights are cheap to copy (they
@@ -28,7 +28,7 @@ namespace kiln {
 
 class Error : public std::runtime_error {
 public:
-  Error(kiln_status_code code, const std::string& message)
+  Error(kiln_status_code code, const std::string &message)
       : std::runtime_error(message), code_(code) {}
   kiln_status_code code() const { return code_; }
 
@@ -37,7 +37,7 @@ private:
 };
 
 // Throws (and frees) a non-OK status.
-inline void check(kiln_status* status) {
+inline void check(kiln_status *status) {
   if (!status)
     return;
   Error error(kiln_status_get_code(status), kiln_status_get_message(status));
@@ -50,7 +50,7 @@ template <> constexpr kiln_dtype dtypeOf<float>() { return KILN_DTYPE_F32; }
 template <> constexpr kiln_dtype dtypeOf<int32_t>() { return KILN_DTYPE_I32; }
 template <> constexpr kiln_dtype dtypeOf<int64_t>() { return KILN_DTYPE_I64; }
 
-inline int64_t elementCount(const std::vector<int64_t>& shape) {
+inline int64_t elementCount(const std::vector<int64_t> &shape) {
   int64_t n = 1;
   for (int64_t d : shape)
     n *= d;
@@ -67,7 +67,7 @@ struct TensorInfo {
   bool hasBounds = false;
   std::string boundsMin, boundsMax;
 
-  static TensorInfo from(const kiln_tensor_info& info) {
+  static TensorInfo from(const kiln_tensor_info &info) {
     TensorInfo t;
     t.name = info.name;
     t.dtype = info.dtype;
@@ -89,10 +89,10 @@ struct TensorArg {
   std::string name;
   kiln_dtype dtype;
   std::vector<int64_t> shape;
-  const void* data;
+  const void *data;
 
   template <typename T>
-  static TensorArg of(std::string name, std::vector<int64_t> shape, const T* data) {
+  static TensorArg of(std::string name, std::vector<int64_t> shape, const T *data) {
     return {std::move(name), dtypeOf<T>(), std::move(shape), data};
   }
   kiln_tensor raw() const {
@@ -105,35 +105,35 @@ struct OutputView {
   std::string name;
   kiln_dtype dtype;
   std::vector<int64_t> shape;
-  const void* data;
+  const void *data;
 
-  template <typename T> const T* as() const {
+  template <typename T> const T *as() const {
     if (dtype != dtypeOf<T>())
-      throw Error(KILN_STATUS_INVALID_ARGUMENT,
-                  "output '" + name + "' is " + kiln_dtype_name(dtype) + ", not " +
-                      kiln_dtype_name(dtypeOf<T>()));
-    return static_cast<const T*>(data);
+      throw Error(KILN_STATUS_INVALID_ARGUMENT, "output '" + name + "' is " +
+                                                    kiln_dtype_name(dtype) + ", not " +
+                                                    kiln_dtype_name(dtypeOf<T>()));
+    return static_cast<const T *>(data);
   }
 };
 
 class Model {
 public:
   Model() = default;
-  explicit Model(kiln_model* adopted) : handle_(adopted) {}
-  static Model open(const std::string& path) {
-    kiln_model* m = nullptr;
+  explicit Model(kiln_model *adopted) : handle_(adopted) {}
+  static Model open(const std::string &path) {
+    kiln_model *m = nullptr;
     check(kiln_model_open(path.c_str(), &m));
     return Model(m);
   }
-  Model(const Model& other) : handle_(other.handle_) { kiln_model_retain(handle_); }
-  Model(Model&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  Model& operator=(Model other) noexcept {
+  Model(const Model &other) : handle_(other.handle_) { kiln_model_retain(handle_); }
+  Model(Model &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Model &operator=(Model other) noexcept {
     std::swap(handle_, other.handle_);
     return *this;
   }
   ~Model() { kiln_model_release(handle_); }
 
-  kiln_model* get() const { return handle_; }
+  kiln_model *get() const { return handle_; }
   std::string name() const { return kiln_model_name(handle_); }
   std::string target() const { return kiln_model_target(handle_); }
 
@@ -143,8 +143,12 @@ public:
       names.emplace_back(kiln_model_entry_name(handle_, i));
     return names;
   }
-  std::vector<TensorInfo> inputs(const std::string& entry) const { return io(entry, true); }
-  std::vector<TensorInfo> outputs(const std::string& entry) const { return io(entry, false); }
+  std::vector<TensorInfo> inputs(const std::string &entry) const {
+    return io(entry, true);
+  }
+  std::vector<TensorInfo> outputs(const std::string &entry) const {
+    return io(entry, false);
+  }
   std::vector<TensorInfo> parameters() const {
     std::vector<TensorInfo> params;
     for (size_t i = 0; i < kiln_model_parameter_count(handle_); ++i) {
@@ -156,11 +160,12 @@ public:
   }
 
 private:
-  std::vector<TensorInfo> io(const std::string& entry, bool input) const {
+  std::vector<TensorInfo> io(const std::string &entry, bool input) const {
     size_t e = 0;
     check(kiln_model_find_entry(handle_, entry.c_str(), &e));
     std::vector<TensorInfo> list;
-    size_t n = input ? kiln_model_input_count(handle_, e) : kiln_model_output_count(handle_, e);
+    size_t n =
+        input ? kiln_model_input_count(handle_, e) : kiln_model_output_count(handle_, e);
     for (size_t i = 0; i < n; ++i) {
       kiln_tensor_info info;
       check(input ? kiln_model_input_info(handle_, e, i, &info)
@@ -170,60 +175,60 @@ private:
     return list;
   }
 
-  kiln_model* handle_ = nullptr;
+  kiln_model *handle_ = nullptr;
 };
 
 class Weights {
 public:
   Weights() = default;
-  explicit Weights(kiln_weights* adopted) : handle_(adopted) {}
-  static Weights open(const Model& model, const std::string& path) {
-    kiln_weights* w = nullptr;
+  explicit Weights(kiln_weights *adopted) : handle_(adopted) {}
+  static Weights open(const Model &model, const std::string &path) {
+    kiln_weights *w = nullptr;
     check(kiln_weights_open(model.get(), path.c_str(), &w));
     return Weights(w);
   }
-  Weights(const Weights& other) : handle_(other.handle_) { kiln_weights_retain(handle_); }
-  Weights(Weights&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  Weights& operator=(Weights other) noexcept {
+  Weights(const Weights &other) : handle_(other.handle_) { kiln_weights_retain(handle_); }
+  Weights(Weights &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Weights &operator=(Weights other) noexcept {
     std::swap(handle_, other.handle_);
     return *this;
   }
   ~Weights() { kiln_weights_release(handle_); }
 
-  kiln_weights* get() const { return handle_; }
+  kiln_weights *get() const { return handle_; }
 
 private:
-  kiln_weights* handle_ = nullptr;
+  kiln_weights *handle_ = nullptr;
 };
 
 class Session {
 public:
   // weights may be empty (default-constructed) for a model without parameters.
-  Session(const Model& model, const Weights& weights,
-          const kiln_session_options* options = nullptr) {
+  Session(const Model &model, const Weights &weights,
+          const kiln_session_options *options = nullptr) {
     check(kiln_session_create(model.get(), weights.get(), options, &handle_));
   }
-  Session(Session&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
-  Session& operator=(Session&& other) noexcept {
+  Session(Session &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Session &operator=(Session &&other) noexcept {
     std::swap(handle_, other.handle_);
     return *this;
   }
-  Session(const Session&) = delete;
-  Session& operator=(const Session&) = delete;
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
   ~Session() { kiln_session_release(handle_); }
 
-  kiln_session* get() const { return handle_; }
+  kiln_session *get() const { return handle_; }
 
-  void run(const std::string& entry, const std::vector<TensorArg>& inputs) {
+  void run(const std::string &entry, const std::vector<TensorArg> &inputs) {
     std::vector<kiln_tensor> raw;
     raw.reserve(inputs.size());
-    for (const TensorArg& t : inputs)
+    for (const TensorArg &t : inputs)
       raw.push_back(t.raw());
     check(kiln_session_run(handle_, entry.c_str(), raw.data(), raw.size()));
   }
 
   size_t outputCount() const { return kiln_session_output_count(handle_); }
-  OutputView output(const std::string& name) const {
+  OutputView output(const std::string &name) const {
     kiln_tensor t;
     check(kiln_session_get_output(handle_, name.c_str(), &t));
     return view(t);
@@ -234,9 +239,9 @@ public:
     return view(t);
   }
   // A copy of an output's elements; throws if T is not its dtype.
-  template <typename T> std::vector<T> outputData(const std::string& name) const {
+  template <typename T> std::vector<T> outputData(const std::string &name) const {
     OutputView out = output(name);
-    const T* data = out.as<T>();
+    const T *data = out.as<T>();
     return std::vector<T>(data, data + elementCount(out.shape));
   }
   kiln_session_stats stats() const {
@@ -246,28 +251,29 @@ public:
   }
 
   // Session state (see kiln_session_get_state and friends in runtime.h).
-  OutputView state(const std::string& name) const {
+  OutputView state(const std::string &name) const {
     kiln_tensor t;
     check(kiln_session_get_state(handle_, name.c_str(), &t));
     return view(t);
   }
-  void gatherStates(const std::vector<int32_t>& rows) {
+  void gatherStates(const std::vector<int32_t> &rows) {
     check(kiln_session_gather_states(handle_, rows.data(), rows.size()));
   }
   void clearStates() { kiln_session_clear_states(handle_); }
 
 private:
-  static OutputView view(const kiln_tensor& t) {
+  static OutputView view(const kiln_tensor &t) {
     return {t.name, t.dtype, std::vector<int64_t>(t.shape, t.shape + t.rank), t.data};
   }
 
-  kiln_session* handle_ = nullptr;
+  kiln_session *handle_ = nullptr;
 };
 
-inline void writeSafetensors(const std::string& path, const std::vector<TensorArg>& tensors) {
+inline void writeSafetensors(const std::string &path,
+                             const std::vector<TensorArg> &tensors) {
   std::vector<kiln_tensor> raw;
   raw.reserve(tensors.size());
-  for (const TensorArg& t : tensors)
+  for (const TensorArg &t : tensors)
     raw.push_back(t.raw());
   check(kiln_safetensors_write(path.c_str(), raw.data(), raw.size()));
 }

@@ -11,7 +11,8 @@ Model kiln::e2e::buildUnaryModel() {
   ModelBuilder m("e2e_unary");
   Entry f = m.entry("forward");
   // A name that needs escaping in the manifest's JSON, and must survive the trip.
-  Tensor x = f.input("x \"quoted\" \\ \t\x01 é", DType::F32, {dyn("B"), dyn("S"), dyn("D")});
+  Tensor x =
+      f.input("x \"quoted\" \\ \t\x01 é", DType::F32, {dyn("B"), dyn("S"), dyn("D")});
   f.output("scaled", scale(x, 0.37f));
   f.output("relu", relu(x));
   f.output("relu_of_scaled", relu(x * -2.5f));

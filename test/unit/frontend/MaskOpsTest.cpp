@@ -45,7 +45,8 @@ TEST(FrontendMasks, BooleanPaddingMaskMaskedFillAndDivision) {
   ASSERT_TRUE(model.ok()) << model.errors()[0].str();
   std::string text = printed(model);
   EXPECT_NE(text.find("-> tensor<?x?xi1>"), std::string::npos) << text;
-  EXPECT_NE(text.find("kiln.constant dense<2.000000e+00> : tensor<f32>"), std::string::npos)
+  EXPECT_NE(text.find("kiln.constant dense<2.000000e+00> : tensor<f32>"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("kiln.div"), std::string::npos) << text;
   EXPECT_NE(text.find("kiln.masked_fill"), std::string::npos) << text;
@@ -64,19 +65,23 @@ TEST(FrontendMasks, ConstantTensorsAndDiv) {
   Model model = m.finish();
   ASSERT_TRUE(model.ok()) << model.errors()[0].str();
   std::string text = printed(model);
-  EXPECT_NE(text.find("dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("dense<[1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<3xf32>"),
+      std::string::npos)
       << text;
-  EXPECT_NE(text.find("dense<5.000000e-01> : tensor<1x1xf32>"), std::string::npos) << text;
+  EXPECT_NE(text.find("dense<5.000000e-01> : tensor<1x1xf32>"), std::string::npos)
+      << text;
 }
 
 TEST(FrontendMasks, MaskedFillNeedsABooleanMask) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__; Tensor y = maskedFill(x, x, 0.0f);
+  unsigned line = __LINE__;
+  Tensor y = maskedFill(x, x, 0.0f);
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "masked_fill needs mask of type i1, got an f32 tensor");
+  expectOneErrorAt(m.finish(), line,
+                   "masked_fill needs mask of type i1, got an f32 tensor");
 }
 
 TEST(FrontendMasks, MaskedFillMaskMayNotEnlargeTheInput) {
@@ -86,7 +91,8 @@ TEST(FrontendMasks, MaskedFillMaskMayNotEnlargeTheInput) {
   Tensor len = e.input("len", DType::I32, {dyn("B")});
   Tensor pad = paddingMask(len, x, 1, MaskForm::Boolean);
   Tensor row = slice(x, 0, 0, 1);
-  unsigned line = __LINE__; Tensor y = maskedFill(row, pad, 0.0f);
+  unsigned line = __LINE__;
+  Tensor y = maskedFill(row, pad, 0.0f);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
                    "masked_fill mask [B, S] does not broadcast to the input [1, S]");
@@ -96,7 +102,8 @@ TEST(FrontendMasks, BooleanInputOutputOrWeightIsAnError) {
   {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
-    unsigned line = __LINE__; Tensor b = e.input("m", DType::Bool, {dyn("B")});
+    unsigned line = __LINE__;
+    Tensor b = e.input("m", DType::Bool, {dyn("B")});
     e.output("y", b);
     expectOneErrorAt(m.finish(), line, "input 'm' is boolean; masks exist only inside");
   }
@@ -105,12 +112,14 @@ TEST(FrontendMasks, BooleanInputOutputOrWeightIsAnError) {
     Entry e = m.entry("f");
     Tensor x = e.input("x", DType::I32, {dyn("B"), dyn("S")});
     Tensor len = e.input("len", DType::I32, {dyn("B")});
-    unsigned line = __LINE__; e.output("mask", paddingMask(len, x, 1, MaskForm::Boolean));
+    unsigned line = __LINE__;
+    e.output("mask", paddingMask(len, x, 1, MaskForm::Boolean));
     expectOneErrorAt(m.finish(), line, "output 'mask' is boolean");
   }
   {
     ModelBuilder m("bad");
-    unsigned line = __LINE__; Parameter p = m.parameter("m", {4}, DType::Bool);
+    unsigned line = __LINE__;
+    Parameter p = m.parameter("m", {4}, DType::Bool);
     Entry e = m.entry("f");
     e.output("y", e.input("x", DType::F32, {4}));
     expectOneErrorAt(m.finish(), line, "parameter 'm' is boolean");
@@ -121,14 +130,16 @@ TEST(FrontendMasks, ConstantNeedsOneValueOrOnePerElement) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {3});
-  unsigned line = __LINE__; Tensor c = constant(m, {3}, {1.0f, 2.0f});
+  unsigned line = __LINE__;
+  Tensor c = constant(m, {3}, {1.0f, 2.0f});
   e.output("y", x + c);
   expectOneErrorAt(m.finish(), line, "constant of shape [3] needs 1 or 3 values, got 2");
 }
 
 TEST(FrontendMasks, ConstantBeforeAnyEntryIsAnError) {
   ModelBuilder m("bad");
-  unsigned line = __LINE__; Tensor c = constant(m, 1.0f);
+  unsigned line = __LINE__;
+  Tensor c = constant(m, 1.0f);
   EXPECT_FALSE(c.valid());
   Entry e = m.entry("f");
   e.output("y", e.input("x", DType::F32, {3}));

@@ -22,8 +22,8 @@ using namespace kiln::frontend_test;
 namespace {
 
 bool endsWith(const std::string &s, const std::string &suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(),
-                                                suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 TEST(ModelBuilder, BuildsVerifiedModuleWithNamedInputsAndOutputs) {
@@ -37,7 +37,8 @@ TEST(ModelBuilder, BuildsVerifiedModuleWithNamedInputsAndOutputs) {
   Model model = m.finish();
   ASSERT_TRUE(model.ok());
   std::string text = printed(model);
-  EXPECT_NE(text.find("kiln.parameter \"proj.weight\" : tensor<32x16xf32>"), std::string::npos)
+  EXPECT_NE(text.find("kiln.parameter \"proj.weight\" : tensor<32x16xf32>"),
+            std::string::npos)
       << text;
   EXPECT_NE(text.find("kiln.dims = [\"B\", \"S\", \"\"]"), std::string::npos) << text;
   EXPECT_NE(text.find("kiln.name = \"y\""), std::string::npos) << text;
@@ -49,7 +50,8 @@ TEST(ModelBuilder, ShapeErrorPointsAtTheUsersLine) {
   Entry e = m.entry("forward");
   Tensor a = e.input("a", DType::F32, {dyn("B"), dyn("S"), 64});
   Tensor b = e.input("b", DType::F32, {dyn("B"), dyn("T"), 64});
-  unsigned line = __LINE__; Tensor c = a + b;
+  unsigned line = __LINE__;
+  Tensor c = a + b;
   EXPECT_FALSE(c.valid());
   e.output("c", c);
   Model model = m.finish();
@@ -59,7 +61,8 @@ TEST(ModelBuilder, ShapeErrorPointsAtTheUsersLine) {
   EXPECT_TRUE(endsWith(err.file, "ModelBuilderTest.cpp")) << err.file;
   EXPECT_EQ(err.line, line);
   EXPECT_NE(err.message.find("S vs T"), std::string::npos) << err.message;
-  EXPECT_NE(err.str().find("ModelBuilderTest.cpp:" + std::to_string(line)), std::string::npos);
+  EXPECT_NE(err.str().find("ModelBuilderTest.cpp:" + std::to_string(line)),
+            std::string::npos);
 }
 
 TEST(ModelBuilder, MatmulContractionMismatchNamesBothSizes) {
@@ -67,7 +70,8 @@ TEST(ModelBuilder, MatmulContractionMismatchNamesBothSizes) {
   Parameter w = m.parameter("w", {32, 48});
   Entry e = m.entry("forward");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__; Tensor y = matmul(x, w, false, true);
+  unsigned line = __LINE__;
+  Tensor y = matmul(x, w, false, true);
   e.output("y", y);
   Model model = m.finish();
   ASSERT_EQ(model.errors().size(), 1u);
@@ -94,7 +98,8 @@ TEST(ModelBuilder, ParameterRedeclaredWithAnotherShapeIsAnError) {
   m.parameter("embed.weight", {100, 16});
   Parameter same = m.parameter("embed.weight", {100, 16});
   EXPECT_EQ(same.name(), "embed.weight");
-  unsigned line = __LINE__; m.parameter("embed.weight", {100, 32});
+  unsigned line = __LINE__;
+  m.parameter("embed.weight", {100, 32});
   Entry e = m.entry("f");
   e.output("y", relu(e.input("x", DType::F32, {4})));
   Model model = m.finish();

@@ -93,7 +93,8 @@ TEST(FrontendOps, EmbeddingOfFloatIdsIsAnErrorAtTheLine) {
   Parameter table = m.parameter("embed.weight", {100, 16});
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::F32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__; Tensor x = embedding(table, ids);
+  unsigned line = __LINE__;
+  Tensor x = embedding(table, ids);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
                    "embedding needs ids of type i32, got an f32 tensor [B, S]");
@@ -103,7 +104,8 @@ TEST(FrontendOps, SinusoidOfFloatPositionsIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor p = e.input("p", DType::F32, {dyn("S")});
-  unsigned line = __LINE__; Tensor x = sinusoid(p, 8);
+  unsigned line = __LINE__;
+  Tensor x = sinusoid(p, 8);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line, "sinusoid needs positions of type i32");
 }
@@ -112,7 +114,8 @@ TEST(FrontendOps, SinusoidOfOddSizeIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__; Tensor x = sinusoid(positions(ids, 1), 15);
+  unsigned line = __LINE__;
+  Tensor x = sinusoid(positions(ids, 1), 15);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
                    "sinusoid: sinusoid feature size must be static, positive and even, "
@@ -126,7 +129,8 @@ TEST(FrontendOps, LinearWithTheWeightTransposedIsAnError) {
   Parameter b = m.parameter("b", {64});
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__; Tensor y = linear(x, w, b);
+  unsigned line = __LINE__;
+  Tensor y = linear(x, w, b);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
                    "linear: linear input [B, 16] has 16 features but weight [16, 64] "
@@ -139,7 +143,8 @@ TEST(FrontendOps, LinearBiasOfTheWrongSize) {
   Parameter b = m.parameter("b", {16});
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__; Tensor y = linear(x, w, b);
+  unsigned line = __LINE__;
+  Tensor y = linear(x, w, b);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line, "linear bias has shape [16], expected [64]");
 }
@@ -149,7 +154,8 @@ TEST(FrontendOps, PaddingMaskNeedsIntegerLengths) {
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
   Tensor len = e.input("len", DType::F32, {dyn("B")});
-  unsigned line = __LINE__; Tensor mask = paddingMask(len, ids, 1);
+  unsigned line = __LINE__;
+  Tensor mask = paddingMask(len, ids, 1);
   e.output("mask", mask);
   expectOneErrorAt(m.finish(), line, "padding_mask needs lengths of type i32");
 }
@@ -158,16 +164,19 @@ TEST(FrontendOps, MaskAxisOutOfRange) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__; Tensor mask = causalMask(ids, 2);
+  unsigned line = __LINE__;
+  Tensor mask = causalMask(ids, 2);
   e.output("mask", mask);
-  expectOneErrorAt(m.finish(), line, "causal_mask axis 2 is out of range for shape [B, S]");
+  expectOneErrorAt(m.finish(), line,
+                   "causal_mask axis 2 is out of range for shape [B, S]");
 }
 
 TEST(FrontendOps, SlicePastAStaticEnd) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 64});
-  unsigned line = __LINE__; Tensor y = slice(x, -1, 32, 96);
+  unsigned line = __LINE__;
+  Tensor y = slice(x, -1, 32, 96);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line, "slice end 96 exceeds dimension 1 of [B, 64]");
 }
@@ -187,7 +196,8 @@ TEST(FrontendOps, ConcatOfMixedDtypes) {
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
   Tensor x = e.input("x", DType::F32, {dyn("B"), 1});
-  unsigned line = __LINE__; Tensor y = concat({ids, x}, 1);
+  unsigned line = __LINE__;
+  Tensor y = concat({ids, x}, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
                    "concat needs operands of one dtype, got i32 [B, T] and f32 [B, 1]");
@@ -198,7 +208,8 @@ TEST(FrontendOps, ConcatOfDifferentBatches) {
   Entry e = m.entry("f");
   Tensor a = e.input("a", DType::F32, {dyn("B"), dyn("S"), 8});
   Tensor b = e.input("b", DType::F32, {dyn("C"), dyn("T"), 8});
-  unsigned line = __LINE__; Tensor y = concat({a, b}, 1);
+  unsigned line = __LINE__;
+  Tensor y = concat({a, b}, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
                    "concat operand #1 [C, T, 8] differs from operand #0 [B, S, 8] in "
@@ -209,18 +220,22 @@ TEST(FrontendOps, ArgmaxOfIdsIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
-  unsigned line = __LINE__; Tensor y = argmax(ids, 1);
+  unsigned line = __LINE__;
+  Tensor y = argmax(ids, 1);
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "argmax needs f32 operands, got an i32 tensor [B, T]");
+  expectOneErrorAt(m.finish(), line,
+                   "argmax needs f32 operands, got an i32 tensor [B, T]");
 }
 
 TEST(FrontendOps, LogSoftmaxAxisOutOfRange) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 8});
-  unsigned line = __LINE__; Tensor y = logSoftmax(x, 3);
+  unsigned line = __LINE__;
+  Tensor y = logSoftmax(x, 3);
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "log_softmax axis 3 is out of range for shape [B, 8]");
+  expectOneErrorAt(m.finish(), line,
+                   "log_softmax axis 3 is out of range for shape [B, 8]");
 }
 
 //===----------------------------------------------------------------------===//
@@ -267,7 +282,8 @@ TEST(FrontendBounds, MayNameADimensionOfALaterInput) {
 TEST(FrontendBounds, OnAFloatInputIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__; Tensor x = e.input("x", DType::F32, {dyn("B")}, {0, 1});
+  unsigned line = __LINE__;
+  Tensor x = e.input("x", DType::F32, {dyn("B")}, {0, 1});
   e.output("x", x);
   expectOneErrorAt(m.finish(), line, "input 'x' has bounds but is f32");
 }
@@ -276,7 +292,8 @@ TEST(FrontendBounds, UnknownDimensionIsAnErrorAtTheInput) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__; Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "T"});
+  unsigned line = __LINE__;
+  Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "T"});
   e.output("mask", paddingMask(len, ids, 1));
   expectOneErrorAt(m.finish(), line,
                    "bounds of input 'len' use dimension 'T', which entry 'f' does not "
@@ -286,7 +303,8 @@ TEST(FrontendBounds, UnknownDimensionIsAnErrorAtTheInput) {
 TEST(FrontendBounds, SyntaxErrorIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__; Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {0, "S-"});
+  unsigned line = __LINE__;
+  Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {0, "S-"});
   e.output("ids", ids);
   expectOneErrorAt(m.finish(), line,
                    "bounds of input 'ids': invalid dimension expression \"S-\": "
@@ -296,7 +314,8 @@ TEST(FrontendBounds, SyntaxErrorIsAnError) {
 TEST(FrontendBounds, EmptyRangeIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__; Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {10, 9});
+  unsigned line = __LINE__;
+  Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {10, 9});
   e.output("ids", ids);
   expectOneErrorAt(m.finish(), line, "bounds of input 'ids' are empty: [10, 9]");
 }

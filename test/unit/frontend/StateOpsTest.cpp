@@ -54,25 +54,32 @@ TEST(FrontendStates, DecodingEntriesBuildTheStateOps) {
   Model model = m.finish();
   ASSERT_TRUE(model.ok()) << model.errors()[0].str();
   std::string text = printed(model);
-  EXPECT_TRUE(contains(text, "func @start(%arg0: tensor<?x4x?x8xf32> {kiln.dims = [\"B\", "
-                             "\"\", \"S\", \"\"], kiln.name = \"memory\"}) {"))
+  EXPECT_TRUE(contains(text,
+                       "func @start(%arg0: tensor<?x4x?x8xf32> {kiln.dims = [\"B\", "
+                       "\"\", \"S\", \"\"], kiln.name = \"memory\"}) {"))
       << text;
-  EXPECT_TRUE(contains(text, "kiln.state_alloc \"c\" {dims = [\"B\", \"\", \"\", \"\"]} : "
-                             "tensor<?x4x16x8xf32>"))
+  EXPECT_TRUE(contains(text,
+                       "kiln.state_alloc \"c\" {dims = [\"B\", \"\", \"\", \"\"]} : "
+                       "tensor<?x4x16x8xf32>"))
       << text;
-  EXPECT_TRUE(contains(text, "kiln.state_write \"mem\", %arg0 : tensor<?x4x?x8xf32>")) << text;
-  EXPECT_TRUE(contains(text, "%arg1: tensor<i32> {kiln.bounds = [\"0\", \"15\"], kiln.dims = "
-                             "[], kiln.name = \"step\", kiln.value_dim = \"P\"}"))
+  EXPECT_TRUE(contains(text, "kiln.state_write \"mem\", %arg0 : tensor<?x4x?x8xf32>"))
       << text;
-  EXPECT_TRUE(contains(text, "kiln.bounds = [\"1\", \"S\"], kiln.dims = [\"B\"], kiln.name = "
-                             "\"src_lengths\""))
+  EXPECT_TRUE(contains(text,
+                       "%arg1: tensor<i32> {kiln.bounds = [\"0\", \"15\"], kiln.dims = "
+                       "[], kiln.name = \"step\", kiln.value_dim = \"P\"}"))
       << text;
-  EXPECT_TRUE(contains(text, "kiln.kv_append \"c\", %arg0 {axis = 2 : i64, capacity = 16 : "
-                             "i64, position = \"P\"} : (tensor<?x4x1x8xf32>) -> "
-                             "tensor<?x4x?x8xf32>"))
+  EXPECT_TRUE(contains(text,
+                       "kiln.bounds = [\"1\", \"S\"], kiln.dims = [\"B\"], kiln.name = "
+                       "\"src_lengths\""))
       << text;
-  EXPECT_TRUE(contains(text, "kiln.state_read \"mem\" {dims = [\"B\", \"\", \"S\", \"\"]} : "
-                             "tensor<?x4x?x8xf32>"))
+  EXPECT_TRUE(contains(text,
+                       "kiln.kv_append \"c\", %arg0 {axis = 2 : i64, capacity = 16 : "
+                       "i64, position = \"P\"} : (tensor<?x4x1x8xf32>) -> "
+                       "tensor<?x4x?x8xf32>"))
+      << text;
+  EXPECT_TRUE(contains(text,
+                       "kiln.state_read \"mem\" {dims = [\"B\", \"\", \"S\", \"\"]} : "
+                       "tensor<?x4x?x8xf32>"))
       << text;
 }
 
@@ -101,11 +108,13 @@ TEST(FrontendStates, ValueInputNeedsADimensionName) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__; e.valueInput("step", 3, {0, 15});
+  unsigned line = __LINE__;
+  e.valueInput("step", 3, {0, 15});
   e.output("y", e.stateRead("mem", {dyn("B"), 4, dyn("S"), 8}));
-  expectOneErrorAt(m.finish(), line,
-                   "value input 'step' needs a dimension name to bind, as dyn(\"P\"), got "
-                   "the static size 3");
+  expectOneErrorAt(
+      m.finish(), line,
+      "value input 'step' needs a dimension name to bind, as dyn(\"P\"), got "
+      "the static size 3");
 }
 
 TEST(FrontendStates, ValueDimensionBoundByAShapeTooIsAnError) {
@@ -113,18 +122,21 @@ TEST(FrontendStates, ValueDimensionBoundByAShapeTooIsAnError) {
   declareStart(m);
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("T")});
-  unsigned line = __LINE__; e.valueInput("step", dyn("T"), {0, 15});
+  unsigned line = __LINE__;
+  e.valueInput("step", dyn("T"), {0, 15});
   e.output("y", relu(x));
-  expectOneErrorAt(m.finish(), line,
-                   "value input 'step' binds 'T', which the shape of input 'x' binds too; a "
-                   "dimension has one binding");
+  expectOneErrorAt(
+      m.finish(), line,
+      "value input 'step' binds 'T', which the shape of input 'x' binds too; a "
+      "dimension has one binding");
 }
 
 TEST(FrontendStates, ValueDimensionBoundByAStateTooIsAnError) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__; e.valueInput("step", dyn("S"), {0, 15});
+  unsigned line = __LINE__;
+  e.valueInput("step", dyn("S"), {0, 15});
   e.output("y", e.stateRead("mem", {dyn("B"), 4, dyn("S"), 8}));
   expectOneErrorAt(m.finish(), line, "which the shape of state 'mem' binds too");
 }
@@ -133,7 +145,8 @@ TEST(FrontendStates, ValueInputBoundsCannotUseItsOwnDimension) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__; e.valueInput("step", dyn("P"), {0, "P"});
+  unsigned line = __LINE__;
+  e.valueInput("step", dyn("P"), {0, "P"});
   e.output("y", relu(x));
   expectOneErrorAt(m.finish(), line,
                    "bounds of input 'step' use dimension 'P', which its own value binds");
@@ -142,10 +155,12 @@ TEST(FrontendStates, ValueInputBoundsCannotUseItsOwnDimension) {
 TEST(FrontendStates, BoundsUsingANameNothingBindsAreAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__; Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "S"});
+  unsigned line = __LINE__;
+  Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "S"});
   e.output("y", len);
-  expectOneErrorAt(m.finish(), line,
-                   "bounds of input 'len' use dimension 'S', which entry 'f' does not bind");
+  expectOneErrorAt(
+      m.finish(), line,
+      "bounds of input 'len' use dimension 'S', which entry 'f' does not bind");
 }
 
 TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
@@ -157,8 +172,13 @@ TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
   };
   const Case cases[] = {
       {{dyn("B"), 4, 1, 8}, 0, 16, "kv_append: kv_append axis must not be 0"},
-      {{dyn("B"), 4, 1, 8}, 4, 16, "kv_append axis 4 is out of range for a value of rank 4"},
-      {{dyn("B"), 4, 2, 8}, 2, 16,
+      {{dyn("B"), 4, 1, 8},
+       4,
+       16,
+       "kv_append axis 4 is out of range for a value of rank 4"},
+      {{dyn("B"), 4, 2, 8},
+       2,
+       16,
        "kv_append appends one position: dimension 2 of the value [B, 4, 2, 8] must be 1"},
       {{dyn("B"), 4, 1, 8}, 2, 0, "kv_append capacity must be positive, got 0"},
   };
@@ -168,7 +188,8 @@ TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, c.value);
     e.valueInput("step", dyn("P"), {0, 15});
-    unsigned line = __LINE__; Tensor k = kvAppend("c", x, c.axis, dyn("P"), c.capacity);
+    unsigned line = __LINE__;
+    Tensor k = kvAppend("c", x, c.axis, dyn("P"), c.capacity);
     EXPECT_FALSE(k.valid());
     expectOneErrorAt(m.finish(), line, c.message);
   }
@@ -180,7 +201,8 @@ TEST(FrontendStates, KvAppendNeedsANamedBoundPosition) {
     Entry e = m.entry("f");
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
-    unsigned line = __LINE__; kvAppend("c", x, 2, 3, 16);
+    unsigned line = __LINE__;
+    kvAppend("c", x, 2, 3, 16);
     expectOneErrorAt(m.finish(), line,
                      "kv_append needs a named position, as dyn(\"P\") bound by an "
                      "Entry::valueInput, got the static size 3");
@@ -190,10 +212,12 @@ TEST(FrontendStates, KvAppendNeedsANamedBoundPosition) {
     Entry e = m.entry("f");
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
-    unsigned line = __LINE__; e.output("k", kvAppend("c", x, 2, dyn("P"), 16));
-    expectOneErrorAt(m.finish(), line,
-                     "kvAppend at position 'P', which entry 'f' does not bind: declare it "
-                     "with valueInput(NAME, dyn(\"P\"), BOUNDS)");
+    unsigned line = __LINE__;
+    e.output("k", kvAppend("c", x, 2, dyn("P"), 16));
+    expectOneErrorAt(
+        m.finish(), line,
+        "kvAppend at position 'P', which entry 'f' does not bind: declare it "
+        "with valueInput(NAME, dyn(\"P\"), BOUNDS)");
   }
 }
 
@@ -202,7 +226,8 @@ TEST(FrontendStates, StatesAreF32) {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
     Tensor ids = e.input("ids", DType::I32, {dyn("B"), 1});
-    unsigned line = __LINE__; stateWrite("s", ids);
+    unsigned line = __LINE__;
+    stateWrite("s", ids);
     expectOneErrorAt(m.finish(), line,
                      "stateWrite needs an f32 tensor (states are f32), got an i32 tensor "
                      "[B, 1]");
@@ -212,7 +237,8 @@ TEST(FrontendStates, StatesAreF32) {
     Entry e = m.entry("f");
     e.valueInput("step", dyn("P"), {0, 15});
     Tensor ids = e.input("ids", DType::I32, {dyn("B"), 1});
-    unsigned line = __LINE__; kvAppend("s", ids, 1, dyn("P"), 16);
+    unsigned line = __LINE__;
+    kvAppend("s", ids, 1, dyn("P"), 16);
     expectOneErrorAt(m.finish(), line, "kv_append needs an f32 value (states are f32)");
   }
 }
@@ -234,7 +260,8 @@ TEST(FrontendStates, StateDeclarationErrors) {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-    unsigned line = __LINE__; e.stateAlloc(c.name, c.dims);
+    unsigned line = __LINE__;
+    e.stateAlloc(c.name, c.dims);
     stateWrite("other", x);
     expectOneErrorAt(m.finish(), line, c.message);
   }
@@ -244,7 +271,8 @@ TEST(FrontendStates, AStateKeepsItsRankAndStaticSizesAcrossEntries) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__; Tensor mem = e.stateRead("mem", {dyn("B"), 2, dyn("S"), 8});
+  unsigned line = __LINE__;
+  Tensor mem = e.stateRead("mem", {dyn("B"), 2, dyn("S"), 8});
   EXPECT_FALSE(mem.valid());
   e.output("y", mem);
   expectOneErrorAt(m.finish(), line,
@@ -257,7 +285,8 @@ TEST(FrontendStates, ACacheMustBeAllocatedWithTheShapeItIsAppendedTo) {
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
   e.valueInput("step", dyn("P"), {0, 31});
-  unsigned line = __LINE__; e.output("k", kvAppend("c", x, 2, dyn("P"), 32));
+  unsigned line = __LINE__;
+  e.output("k", kvAppend("c", x, 2, dyn("P"), 32));
   expectOneErrorAt(m.finish(), line,
                    "state 'c' is used here as [B, 4, 32, 8] but as [B, 4, 16, 8] at ");
 }
@@ -266,11 +295,13 @@ TEST(FrontendStates, AStateNoEntryCreatesIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__; Tensor typo = e.stateRead("memroy", {dyn("B"), 4});
+  unsigned line = __LINE__;
+  Tensor typo = e.stateRead("memroy", {dyn("B"), 4});
   e.output("y", x + typo);
-  expectOneErrorAt(m.finish(), line,
-                   "state 'memroy' is used, but no entry point creates it (with stateAlloc "
-                   "or stateWrite)");
+  expectOneErrorAt(
+      m.finish(), line,
+      "state 'memroy' is used, but no entry point creates it (with stateAlloc "
+      "or stateWrite)");
 }
 
 } // namespace

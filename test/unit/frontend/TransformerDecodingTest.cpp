@@ -69,18 +69,20 @@ TEST(TransformerDecoding, DecodeStartWritesEveryLayersStates) {
   mlir::FuncOp start = entry(model, "decode_start");
   EXPECT_EQ(start.getNumArguments(), 1u);
   EXPECT_EQ(start.getType().getNumResults(), 0u);
-  const std::string l0 = "transformer.decoder.layers.0.", l1 = "transformer.decoder.layers.1.";
+  const std::string l0 = "transformer.decoder.layers.0.",
+                    l1 = "transformer.decoder.layers.1.";
   EXPECT_EQ(stateNames<StateWriteOp>(start),
-            (std::vector<std::string>{l0 + "multihead_attn.memory_k",
-                                      l0 + "multihead_attn.memory_v",
-                                      l1 + "multihead_attn.memory_k",
-                                      l1 + "multihead_attn.memory_v"}));
-  EXPECT_EQ(stateNames<StateAllocOp>(start),
-            (std::vector<std::string>{l0 + "self_attn.k_cache", l0 + "self_attn.v_cache",
-                                      l1 + "self_attn.k_cache", l1 + "self_attn.v_cache"}));
+            (std::vector<std::string>{
+                l0 + "multihead_attn.memory_k", l0 + "multihead_attn.memory_v",
+                l1 + "multihead_attn.memory_k", l1 + "multihead_attn.memory_v"}));
+  EXPECT_EQ(
+      stateNames<StateAllocOp>(start),
+      (std::vector<std::string>{l0 + "self_attn.k_cache", l0 + "self_attn.v_cache",
+                                l1 + "self_attn.k_cache", l1 + "self_attn.v_cache"}));
   std::string text = printed(model);
   // [B, H, maxDecodeLength, d_k]; the memory's keys and values are [B, H, S, d_k].
-  EXPECT_NE(text.find("kiln.state_alloc \"" + l0 + "self_attn.k_cache\" {dims = [\"B\", \"\", "
+  EXPECT_NE(text.find("kiln.state_alloc \"" + l0 +
+                      "self_attn.k_cache\" {dims = [\"B\", \"\", "
                       "\"\", \"\"]} : tensor<?x2x8x8xf32>"),
             std::string::npos)
       << text;
@@ -97,31 +99,34 @@ TEST(TransformerDecoding, DecodeStepTakesOneTokenAPositionAndTheSourceLengths) {
   ASSERT_TRUE(model.ok()) << model.errors()[0].str();
   mlir::FuncOp step = entry(model, "decode_step");
   std::string text = printed(model);
-  EXPECT_NE(text.find("func @decode_step(%arg0: tensor<?x1xi32> {kiln.bounds = [\"0\", "
-                      "\"19\"], kiln.dims = [\"B\", \"\"], kiln.name = \"tgt_ids\"}, %arg1: "
-                      "tensor<i32> {kiln.bounds = [\"0\", \"7\"], kiln.dims = [], kiln.name = "
-                      "\"step\", kiln.value_dim = \"P\"}, %arg2: tensor<?xi32> {kiln.bounds = "
-                      "[\"1\", \"S\"], kiln.dims = [\"B\"], kiln.name = \"src_lengths\"}) -> "
-                      "(tensor<?x20xf32> {kiln.name = \"logits\"})"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("func @decode_step(%arg0: tensor<?x1xi32> {kiln.bounds = [\"0\", "
+                "\"19\"], kiln.dims = [\"B\", \"\"], kiln.name = \"tgt_ids\"}, %arg1: "
+                "tensor<i32> {kiln.bounds = [\"0\", \"7\"], kiln.dims = [], kiln.name = "
+                "\"step\", kiln.value_dim = \"P\"}, %arg2: tensor<?xi32> {kiln.bounds = "
+                "[\"1\", \"S\"], kiln.dims = [\"B\"], kiln.name = \"src_lengths\"}) -> "
+                "(tensor<?x20xf32> {kiln.name = \"logits\"})"),
+      std::string::npos)
       << text;
-  const std::string l0 = "transformer.decoder.layers.0.", l1 = "transformer.decoder.layers.1.";
-  EXPECT_EQ(stateNames<KvAppendOp>(step),
-            (std::vector<std::string>{l0 + "self_attn.k_cache", l0 + "self_attn.v_cache",
-                                      l1 + "self_attn.k_cache", l1 + "self_attn.v_cache"}));
+  const std::string l0 = "transformer.decoder.layers.0.",
+                    l1 = "transformer.decoder.layers.1.";
+  EXPECT_EQ(
+      stateNames<KvAppendOp>(step),
+      (std::vector<std::string>{l0 + "self_attn.k_cache", l0 + "self_attn.v_cache",
+                                l1 + "self_attn.k_cache", l1 + "self_attn.v_cache"}));
   EXPECT_EQ(stateNames<StateReadOp>(step),
-            (std::vector<std::string>{l0 + "multihead_attn.memory_k",
-                                      l0 + "multihead_attn.memory_v",
-                                      l1 + "multihead_attn.memory_k",
-                                      l1 + "multihead_attn.memory_v"}));
+            (std::vector<std::string>{
+                l0 + "multihead_attn.memory_k", l0 + "multihead_attn.memory_v",
+                l1 + "multihead_attn.memory_k", l1 + "multihead_attn.memory_v"}));
   step.walk([](KvAppendOp op) {
     EXPECT_EQ(op.axis(), 2u);
     EXPECT_EQ(op.capacity(), 8u);
     EXPECT_EQ(op.position(), "P");
   });
   // The step's position encoding: reshape(step, [1]) -> sinusoid.
-  EXPECT_NE(text.find("kiln.reshape %arg1 {shape = [1]} : (tensor<i32>) -> tensor<1xi32>"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find("kiln.reshape %arg1 {shape = [1]} : (tensor<i32>) -> tensor<1xi32>"),
+      std::string::npos)
       << text;
 }
 

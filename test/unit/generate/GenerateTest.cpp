@@ -17,7 +17,7 @@ namespace {
 
 const std::string kDir = TRANSLATOR_DIR;
 
-std::vector<std::string> split(const std::string& line, char sep) {
+std::vector<std::string> split(const std::string &line, char sep) {
   std::vector<std::string> parts;
   std::string part;
   std::istringstream in(line);
@@ -29,7 +29,7 @@ std::vector<std::string> split(const std::string& line, char sep) {
 
 enum class DecoderKind { KVCache, Prefix };
 
-void PrintTo(DecoderKind kind, std::ostream* os) {
+void PrintTo(DecoderKind kind, std::ostream *os) {
   *os << (kind == DecoderKind::KVCache ? "KVCache" : "Prefix");
 }
 
@@ -40,7 +40,8 @@ protected:
   static void SetUpTestSuite() {
     vocab_ = new kiln::Vocabulary(kiln::Vocabulary::fromConfig(kDir + "/config.json"));
     model_ = new kiln::Model(kiln::Model::open(TRANSLATOR_SO));
-    weights_ = new kiln::Weights(kiln::Weights::open(*model_, kDir + "/translator.safetensors"));
+    weights_ =
+        new kiln::Weights(kiln::Weights::open(*model_, kDir + "/translator.safetensors"));
   }
   static void TearDownTestSuite() {
     delete weights_;
@@ -48,7 +49,7 @@ protected:
     delete vocab_;
   }
 
-  static std::vector<kiln::GenerateResult> run(const std::vector<std::string>& texts,
+  static std::vector<kiln::GenerateResult> run(const std::vector<std::string> &texts,
                                                kiln::GenerateOptions options,
                                                bool allowOverLength = false) {
     std::unique_ptr<kiln::StepDecoder> decoder;
@@ -59,11 +60,13 @@ protected:
       decoder = std::make_unique<kiln::PrefixDecoder>(*model_, *weights_,
                                                       vocab_->options().padId);
     std::vector<std::vector<int32_t>> sources;
-    for (const std::string& t : texts)
+    for (const std::string &t : texts)
       sources.push_back(vocab_->encodeSource(t, allowOverLength));
     return kiln::generate(*decoder, sources, options);
   }
-  static kiln::GenerateOptions greedy() { return kiln::GenerateOptions::forVocabulary(*vocab_); }
+  static kiln::GenerateOptions greedy() {
+    return kiln::GenerateOptions::forVocabulary(*vocab_);
+  }
   static kiln::GenerateOptions beam(int k, double alpha) {
     kiln::GenerateOptions o = greedy();
     o.search = kiln::GenerateOptions::Search::Beam;
@@ -73,18 +76,18 @@ protected:
     return o;
   }
 
-  static kiln::Vocabulary* vocab_;
-  static kiln::Model* model_;
-  static kiln::Weights* weights_;
+  static kiln::Vocabulary *vocab_;
+  static kiln::Model *model_;
+  static kiln::Weights *weights_;
 };
-kiln::Vocabulary* Translator::vocab_ = nullptr;
-kiln::Model* Translator::model_ = nullptr;
-kiln::Weights* Translator::weights_ = nullptr;
+kiln::Vocabulary *Translator::vocab_ = nullptr;
+kiln::Model *Translator::model_ = nullptr;
+kiln::Weights *Translator::weights_ = nullptr;
 
-std::string errorOf(const std::function<void()>& f) {
+std::string errorOf(const std::function<void()> &f) {
   try {
     f();
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_INVALID_ARGUMENT);
     return e.what();
   }
@@ -158,7 +161,8 @@ TEST_P(Translator, GreedyHeldOutAccuracy) {
 }
 
 TEST_P(Translator, BeamOneIsGreedy) {
-  std::vector<std::string> texts = {"073812", "4096", "7", "12000345", "04526698572", "90017"};
+  std::vector<std::string> texts = {"073812",   "4096",        "7",
+                                    "12000345", "04526698572", "90017"};
   std::vector<kiln::GenerateResult> g = run(texts, greedy(), true);
   std::vector<kiln::GenerateResult> b = run(texts, beam(1, 0.6), true);
   for (size_t i = 0; i < texts.size(); ++i) {
@@ -168,8 +172,9 @@ TEST_P(Translator, BeamOneIsGreedy) {
   // The reference's greedy answers to the two out-of-domain inputs.
   EXPECT_EQ(vocab_->decodeTarget(g[0].best.tokens), "");
   EXPECT_NEAR(g[0].best.rawScore, -0.843352, 1e-3);
-  EXPECT_EQ(vocab_->decodeTarget(g[4].best.tokens),
-            "seventy four million five hundred twenty six thousand six hundred ninety eight");
+  EXPECT_EQ(
+      vocab_->decodeTarget(g[4].best.tokens),
+      "seventy four million five hundred twenty six thousand six hundred ninety eight");
 }
 
 TEST_P(Translator, BeamMatchesReference) {
@@ -191,14 +196,16 @@ TEST_P(Translator, BeamMatchesReference) {
   // All inputs in one batch: sources of 1 to 11 characters.
   std::vector<kiln::GenerateResult> got = run(order, beam(4, 0.6), true);
   for (size_t i = 0; i < order.size(); ++i) {
-    const auto& rows = want[order[i]];
-    const kiln::GenerateResult& r = got[i];
+    const auto &rows = want[order[i]];
+    const kiln::GenerateResult &r = got[i];
     EXPECT_EQ(vocab_->decodeTarget(r.best.tokens), rows[0][2]) << order[i];
     ASSERT_EQ(r.nBest.size(), rows.size()) << order[i];
     for (size_t k = 0; k < rows.size(); ++k) {
-      EXPECT_EQ(vocab_->decodeTarget(r.nBest[k].tokens), rows[k][2]) << order[i] << " #" << k;
+      EXPECT_EQ(vocab_->decodeTarget(r.nBest[k].tokens), rows[k][2])
+          << order[i] << " #" << k;
       EXPECT_NEAR(r.nBest[k].score, std::stod(rows[k][3]), 1e-3) << order[i] << " #" << k;
-      EXPECT_NEAR(r.nBest[k].rawScore, std::stod(rows[k][4]), 1e-3) << order[i] << " #" << k;
+      EXPECT_NEAR(r.nBest[k].rawScore, std::stod(rows[k][4]), 1e-3)
+          << order[i] << " #" << k;
     }
   }
 }
@@ -212,8 +219,9 @@ TEST_P(Translator, BeamAlphaZeroPrefersEmptyFor073812) {
 
 INSTANTIATE_TEST_SUITE_P(Decoders, Translator,
                          ::testing::Values(DecoderKind::KVCache, DecoderKind::Prefix),
-                         [](const ::testing::TestParamInfo<DecoderKind>& info) {
-                           return info.param == DecoderKind::KVCache ? "KVCache" : "Prefix";
+                         [](const ::testing::TestParamInfo<DecoderKind> &info) {
+                           return info.param == DecoderKind::KVCache ? "KVCache"
+                                                                     : "Prefix";
                          });
 
 } // namespace

@@ -1,5 +1,5 @@
-// IncrementalDecodingTest.cpp - the shipped translator's decode_step (KV cache) against its
-// whole-prefix decode: equal logits at every step for a batch of sources of different
+// IncrementalDecodingTest.cpp - the shipped translator's decode_step (KV cache) against
+// its whole-prefix decode: equal logits at every step for a batch of sources of different
 // lengths, also after the cache rows are reordered the way a beam search does; and the
 // errors of misuse (a step before decode_start, a position past the cache, a batch that
 // is not the cache's).
@@ -28,7 +28,7 @@ protected:
   }
 
   // Random source ids (no <pad>/<bos>/<eos>) of the given lengths, right-padded.
-  void makeSources(const std::vector<int32_t>& lengths) {
+  void makeSources(const std::vector<int32_t> &lengths) {
     lengths_ = lengths;
     batch_ = int64_t(lengths.size());
     srcLen_ = *std::max_element(lengths.begin(), lengths.end());
@@ -40,30 +40,32 @@ protected:
   }
 
   // encode + decode_start in `session`; returns the memory [B, S, D].
-  std::vector<float> start(kiln::Session& session) {
-    session.run("encode", {kiln::TensorArg::of("src_ids", {batch_, srcLen_}, srcIds_.data()),
-                           kiln::TensorArg::of("src_lengths", {batch_}, lengths_.data())});
+  std::vector<float> start(kiln::Session &session) {
+    session.run("encode",
+                {kiln::TensorArg::of("src_ids", {batch_, srcLen_}, srcIds_.data()),
+                 kiln::TensorArg::of("src_lengths", {batch_}, lengths_.data())});
     std::vector<float> memory = session.outputData<float>("memory");
     dModel_ = int64_t(memory.size()) / (batch_ * srcLen_);
-    session.run("decode_start",
-                {kiln::TensorArg::of("memory", {batch_, srcLen_, dModel_}, memory.data())});
+    session.run("decode_start", {kiln::TensorArg::of("memory", {batch_, srcLen_, dModel_},
+                                                     memory.data())});
     return memory;
   }
 
-  std::vector<float> step(kiln::Session& session, const std::vector<int32_t>& tokens,
-                          int32_t position, const std::vector<int32_t>& lengths) {
+  std::vector<float> step(kiln::Session &session, const std::vector<int32_t> &tokens,
+                          int32_t position, const std::vector<int32_t> &lengths) {
     int64_t rows = int64_t(tokens.size());
-    session.run("decode_step", {kiln::TensorArg::of("tgt_ids", {rows, 1}, tokens.data()),
-                                kiln::TensorArg::of("step", {}, &position),
-                                kiln::TensorArg::of("src_lengths", {rows}, lengths.data())});
+    session.run("decode_step",
+                {kiln::TensorArg::of("tgt_ids", {rows, 1}, tokens.data()),
+                 kiln::TensorArg::of("step", {}, &position),
+                 kiln::TensorArg::of("src_lengths", {rows}, lengths.data())});
     return session.outputData<float>("logits");
   }
 
   // Logits of the last position of decode(prefixes) [rows, V], memory rows by `sourceOf`.
-  std::vector<float> wholePrefix(kiln::Session& session,
-                                 const std::vector<std::vector<int32_t>>& prefixes,
-                                 const std::vector<float>& memory,
-                                 const std::vector<int32_t>& sourceOf) {
+  std::vector<float> wholePrefix(kiln::Session &session,
+                                 const std::vector<std::vector<int32_t>> &prefixes,
+                                 const std::vector<float> &memory,
+                                 const std::vector<int32_t> &sourceOf) {
     int64_t rows = int64_t(prefixes.size()), t = int64_t(prefixes[0].size());
     int64_t rowMem = srcLen_ * dModel_;
     std::vector<int32_t> tgt, lengths;
@@ -74,9 +76,10 @@ protected:
                  memory.begin() + (sourceOf[r] + 1) * rowMem);
       lengths.push_back(lengths_[sourceOf[r]]);
     }
-    session.run("decode", {kiln::TensorArg::of("tgt_ids", {rows, t}, tgt.data()),
-                           kiln::TensorArg::of("memory", {rows, srcLen_, dModel_}, mem.data()),
-                           kiln::TensorArg::of("src_lengths", {rows}, lengths.data())});
+    session.run("decode",
+                {kiln::TensorArg::of("tgt_ids", {rows, t}, tgt.data()),
+                 kiln::TensorArg::of("memory", {rows, srcLen_, dModel_}, mem.data()),
+                 kiln::TensorArg::of("src_lengths", {rows}, lengths.data())});
     std::vector<float> all = session.outputData<float>("logits");
     std::vector<float> last;
     for (int64_t r = 0; r < rows; ++r)
@@ -86,8 +89,8 @@ protected:
   }
 
   // ‖got − want‖ / ‖want‖ of each row, all ≤ 1e-4.
-  static void expectClose(const std::vector<float>& got, const std::vector<float>& want,
-                          const std::string& what) {
+  static void expectClose(const std::vector<float> &got, const std::vector<float> &want,
+                          const std::string &what) {
     ASSERT_EQ(got.size(), want.size()) << what;
     for (size_t r = 0; r * kVocab < want.size(); ++r) {
       double diff = 0, norm = 0;
@@ -119,12 +122,12 @@ TEST_F(IncrementalDecoding, StepMatchesWholePrefixAtEveryPosition) {
   std::vector<int32_t> sourceOf = {0, 1, 2};
   for (int32_t p = 0; p < 13; ++p) {
     std::vector<int32_t> last;
-    for (const auto& prefix : prefixes)
+    for (const auto &prefix : prefixes)
       last.push_back(prefix.back());
     std::vector<float> got = step(cached, last, p, lengths_);
     expectClose(got, wholePrefix(whole, prefixes, memory, sourceOf),
                 "position " + std::to_string(p));
-    for (auto& prefix : prefixes)
+    for (auto &prefix : prefixes)
       prefix.push_back(id(rng_));
   }
   kiln_session_stats stats = cached.stats();
@@ -139,13 +142,13 @@ TEST_F(IncrementalDecoding, ReorderedRowsContinueTheirPrefixes) {
   std::uniform_int_distribution<int32_t> id(3, kVocab - 1);
   // Rows as a beam search moves them: two beams per source, then a reorder with a
   // duplicated row, a dropped row and a swap, then a shrink.
-  std::vector<std::vector<int32_t>> gathers = {{0, 0, 1, 1}, {1, 0, 0, 3}, {3, 1, 2},
-                                               {2, 0}};
+  std::vector<std::vector<int32_t>> gathers = {
+      {0, 0, 1, 1}, {1, 0, 0, 3}, {3, 1, 2}, {2, 0}};
   std::vector<int32_t> sourceOf = {0, 1};
   std::vector<std::vector<int32_t>> prefixes = {{kBos}, {kBos}};
   for (int32_t p = 0; p < 6; ++p) {
     if (p < int32_t(gathers.size())) {
-      const std::vector<int32_t>& rows = gathers[size_t(p)];
+      const std::vector<int32_t> &rows = gathers[size_t(p)];
       cached.gatherStates(rows);
       std::vector<int32_t> nextSource;
       std::vector<std::vector<int32_t>> nextPrefixes;
@@ -164,16 +167,16 @@ TEST_F(IncrementalDecoding, ReorderedRowsContinueTheirPrefixes) {
     std::vector<float> got = step(cached, last, p, lengths);
     expectClose(got, wholePrefix(whole, prefixes, memory, sourceOf),
                 "position " + std::to_string(p));
-    for (auto& prefix : prefixes)
+    for (auto &prefix : prefixes)
       prefix.push_back(id(rng_));
   }
   EXPECT_GT(cached.stats().state_rows_copied, 0u);
 }
 
-std::string errorOf(kiln_status_code code, const std::function<void()>& f) {
+std::string errorOf(kiln_status_code code, const std::function<void()> &f) {
   try {
     f();
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), code) << e.what();
     return e.what();
   }
@@ -184,19 +187,23 @@ std::string errorOf(kiln_status_code code, const std::function<void()>& f) {
 TEST_F(IncrementalDecoding, MisuseIsAClearError) {
   makeSources({4, 2, 3});
   kiln::Session session(model_, weights_);
-  std::string early = errorOf(KILN_STATUS_FAILED_PRECONDITION,
-                              [&] { step(session, {kBos, kBos, kBos}, 0, lengths_); });
+  std::string early = errorOf(KILN_STATUS_FAILED_PRECONDITION, [&] {
+    step(session, {kBos, kBos, kBos}, 0, lengths_);
+  });
   EXPECT_NE(early.find("decode_start"), std::string::npos) << early;
   start(session);
-  std::string past = errorOf(KILN_STATUS_INVALID_ARGUMENT,
-                             [&] { step(session, {kBos, kBos, kBos}, 64, lengths_); });
+  std::string past = errorOf(KILN_STATUS_INVALID_ARGUMENT, [&] {
+    step(session, {kBos, kBos, kBos}, 64, lengths_);
+  });
   EXPECT_NE(past.find("'step'"), std::string::npos) << past;
   EXPECT_NE(past.find("[0, 63]"), std::string::npos) << past;
-  std::string batch = errorOf(KILN_STATUS_INVALID_ARGUMENT,
-                              [&] { step(session, {kBos, kBos}, 0, {4, 2}); });
+  std::string batch = errorOf(KILN_STATUS_INVALID_ARGUMENT, [&] {
+    step(session, {kBos, kBos}, 0, {4, 2});
+  });
   EXPECT_NE(batch.find("state"), std::string::npos) << batch;
-  std::string row = errorOf(KILN_STATUS_INVALID_ARGUMENT,
-                            [&] { session.gatherStates({0, 3}); });
+  std::string row = errorOf(KILN_STATUS_INVALID_ARGUMENT, [&] {
+    session.gatherStates({0, 3});
+  });
   EXPECT_NE(row.find("rows[1] is 3"), std::string::npos) << row;
   // The failed calls left the caches usable.
   EXPECT_EQ(step(session, {kBos, kBos, kBos}, 0, lengths_).size(), size_t(3 * kVocab));
@@ -206,8 +213,9 @@ TEST_F(IncrementalDecoding, MisuseIsAClearError) {
   kiln::GenerateOptions options;
   options.maxLength = 70;
   options.eosId = -1;
-  std::string full = errorOf(KILN_STATUS_INVALID_ARGUMENT,
-                             [&] { kiln::generate(decoder, {{5, 6, 7}}, options); });
+  std::string full = errorOf(KILN_STATUS_INVALID_ARGUMENT, [&] {
+    kiln::generate(decoder, {{5, 6, 7}}, options);
+  });
   EXPECT_NE(full.find("KV cache of 64 positions"), std::string::npos) << full;
 }
 

@@ -66,7 +66,8 @@ struct Cache {
         {0, static_cast<int32_t>(kDim), 1},
         {0, static_cast<int32_t>(count), static_cast<int32_t>(kDim)},
         {0, static_cast<int32_t>(kHeads), static_cast<int32_t>(kCapacity * kDim)},
-        {0, static_cast<int32_t>(batch), static_cast<int32_t>(kHeads * kCapacity * kDim)}};
+        {0, static_cast<int32_t>(batch),
+         static_cast<int32_t>(kHeads * kCapacity * kDim)}};
     return Halide::Buffer<float>(data.f32.data() + first * kDim, 4, dims.data());
   }
 
@@ -142,8 +143,8 @@ TEST_F(HalideLowerState, KvAppendWritesOnlyPositionP) {
         for (int64_t p = 0; p < kCapacity; ++p)
           for (int64_t d = 0; d < kDim; ++d) {
             int64_t at = ((b * kHeads + h) * kCapacity + p) * kDim + d;
-            float expected = p == position ? value.f32[(b * kHeads + h) * kDim + d]
-                                           : before.f32[at];
+            float expected =
+                p == position ? value.f32[(b * kHeads + h) * kDim + d] : before.f32[at];
             changed += cache.data.f32[at] != before.f32[at];
             wrong += cache.data.f32[at] != expected;
           }
@@ -168,7 +169,8 @@ TEST_F(HalideLowerState, AttentionReadsStridedPrefixes) {
       HostTensor expected = dense.reference({q, k.prefix(keys), v.prefix(keys)}, error);
       ASSERT_EQ(error, "");
       HostTensor actual = HostTensor::floats({batch, kHeads, 1, kDim});
-      Halide::Buffer<> qBuffer = KernelHarness::toBuffer(q), out = KernelHarness::toBuffer(actual);
+      Halide::Buffer<> qBuffer = KernelHarness::toBuffer(q),
+                       out = KernelHarness::toBuffer(actual);
       Halide::Buffer<float> kView = k.view(0, keys), vView = v.view(0, keys);
       strided.inputs[0].set(qBuffer);
       strided.inputs[1].set(kView);
@@ -186,7 +188,8 @@ TEST_F(HalideLowerState, DenseKernelRefusesAStridedView) {
   Cache k(2, 1), v(2, 2);
   HostTensor q = randomTensor({2, kHeads, 1, kDim}, 3);
   HostTensor out = HostTensor::floats({2, kHeads, 1, kDim});
-  Halide::Buffer<> qBuffer = KernelHarness::toBuffer(q), result = KernelHarness::toBuffer(out);
+  Halide::Buffer<> qBuffer = KernelHarness::toBuffer(q),
+                   result = KernelHarness::toBuffer(out);
   Halide::Buffer<float> kView = k.view(0, 7), vView = v.view(0, 7);
   dense.kernel.inputs[0].set(qBuffer);
   dense.kernel.inputs[1].set(kView);

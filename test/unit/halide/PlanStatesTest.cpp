@@ -130,10 +130,9 @@ protected:
 
 TEST_F(PlanStates, StatesAreListedModelWide) {
   ASSERT_TRUE(plan(kDecoder)) << errors;
-  EXPECT_EQ(str(root().get("states")),
-            R"([{"dtype":"f32","name":"k_cache","rank":4},)"
-            R"({"dtype":"f32","name":"v_cache","rank":4},)"
-            R"({"dtype":"f32","name":"memory","rank":4}])");
+  EXPECT_EQ(str(root().get("states")), R"([{"dtype":"f32","name":"k_cache","rank":4},)"
+                                       R"({"dtype":"f32","name":"v_cache","rank":4},)"
+                                       R"({"dtype":"f32","name":"memory","rank":4}])");
 }
 
 TEST_F(PlanStates, CreatingEntryAllocatesWithoutStepsAndWritesWithACopy) {
@@ -142,12 +141,15 @@ TEST_F(PlanStates, CreatingEntryAllocatesWithoutStepsAndWritesWithACopy) {
   // buffers: the input, the two caches, the memory.
   const Array &buffers = *start.getArray("buffers");
   ASSERT_EQ(buffers.size(), 4u) << text_;
-  EXPECT_EQ(str(&buffers[1]),
-            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
-  EXPECT_EQ(str(&buffers[2]),
-            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
-  EXPECT_EQ(str(&buffers[3]),
-            R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,3,4],"state":2})");
+  EXPECT_EQ(
+      str(&buffers[1]),
+      R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
+  EXPECT_EQ(
+      str(&buffers[2]),
+      R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
+  EXPECT_EQ(
+      str(&buffers[3]),
+      R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,3,4],"state":2})");
   const Array &steps = *start.getArray("steps");
   ASSERT_EQ(steps.size(), 1u);
   EXPECT_EQ(str(steps[0].getAsObject()->get("args")), "[0,3]");
@@ -170,12 +172,15 @@ TEST_F(PlanStates, KvAppendWritesPositionPAndReadsAStridedPrefix) {
   // x, wk, bk, the projection, then per cache: state, target, prefix; the attention.
   const Array &buffers = *step.getArray("buffers");
   ASSERT_EQ(buffers.size(), 11u) << text_;
-  EXPECT_EQ(str(&buffers[4]), R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
-  EXPECT_EQ(str(&buffers[5]), R"({"dtype":"f32","kind":"view","offset":"P*4",)"
-                              R"("shape":["B",2,1,4],"strides":[64,32,4,1],"view_of":4})");
+  EXPECT_EQ(str(&buffers[4]),
+            R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
+  EXPECT_EQ(str(&buffers[5]),
+            R"({"dtype":"f32","kind":"view","offset":"P*4",)"
+            R"("shape":["B",2,1,4],"strides":[64,32,4,1],"view_of":4})");
   EXPECT_EQ(str(&buffers[6]), R"({"dtype":"f32","kind":"view","shape":["B",2,"P+1",4],)"
                               R"("strides":[64,32,4,1],"view_of":4})");
-  EXPECT_EQ(str(&buffers[7]), R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
+  EXPECT_EQ(str(&buffers[7]),
+            R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
   const Array &steps = *step.getArray("steps");
   ASSERT_EQ(steps.size(), 4u) << text_;
   // linear, the two appends (one kernel: a copy of the same type), the attention over
@@ -199,7 +204,8 @@ func @step(%x: tensor<?x?x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "H", "", 
   %r = kiln.relu %c : tensor<?x?x?x4xf32>
   kiln.return %r : tensor<?x?x?x4xf32>
 }
-)mlir")) << errors;
+)mlir"))
+      << errors;
   const Object &step = entry("step");
   EXPECT_EQ(str(&buffer(step, 2)), R"({"dtype":"f32","kind":"view","offset":"T*4",)"
                                    R"("shape":["B","H",1,4],"strides":["H*64",64,4,1],)"
@@ -219,11 +225,13 @@ func @step(%p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
   %t = kiln.reshape %s {shape = [4]} : (tensor<1x4xf32>) -> tensor<4xf32>
   kiln.return %r, %t : tensor<?x3xf32>, tensor<4xf32>
 }
-)mlir")) << errors;
+)mlir"))
+      << errors;
   const Object &step = entry("step");
   EXPECT_EQ(str(&(*step.getArray("inputs"))[0]),
             R"({"buffer":0,"dtype":"i32","name":"step","shape":[],"value_dim":"P"})");
-  EXPECT_EQ(str(&buffer(step, 1)), R"({"dtype":"f32","kind":"state","shape":["B",3],"state":0})");
+  EXPECT_EQ(str(&buffer(step, 1)),
+            R"({"dtype":"f32","kind":"state","shape":["B",3],"state":0})");
   EXPECT_EQ(str((*step.getArray("steps"))[0].getAsObject()->get("args")), "[1,2]");
 }
 
@@ -234,12 +242,16 @@ TEST_F(PlanStates, ReturnedPrefixIsCopiedOutDense) {
       : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
   kiln.return %c : tensor<?x2x?x4xf32>
 }
-)mlir")) << errors;
+)mlir"))
+      << errors;
   const Object &step = entry("step");
-  EXPECT_EQ(str(&buffer(step, 4)), R"({"dtype":"f32","kind":"temp","shape":["B",2,"P+1",4]})");
+  EXPECT_EQ(str(&buffer(step, 4)),
+            R"({"dtype":"f32","kind":"temp","shape":["B",2,"P+1",4]})");
   EXPECT_EQ(str((*step.getArray("steps"))[1].getAsObject()->get("args")), "[3,4]");
   EXPECT_EQ(kernelName(1), "kiln_m_k1_copy");
-  EXPECT_EQ((*step.getArray("outputs"))[0].getAsObject()->getInteger("buffer").getValueOr(-1), 4);
+  EXPECT_EQ(
+      (*step.getArray("outputs"))[0].getAsObject()->getInteger("buffer").getValueOr(-1),
+      4);
 }
 
 TEST_F(PlanStates, SliceOfAPrefixIsAKernelNotAView) {
@@ -251,8 +263,10 @@ TEST_F(PlanStates, SliceOfAPrefixIsAKernelNotAView) {
       : (tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
   kiln.return %s : tensor<?x2x1x4xf32>
 }
-)mlir")) << errors;
-  EXPECT_EQ(str(&buffer(entry("step"), 4)), R"({"dtype":"f32","kind":"temp","shape":["B",2,1,4]})");
+)mlir"))
+      << errors;
+  EXPECT_EQ(str(&buffer(entry("step"), 4)),
+            R"({"dtype":"f32","kind":"temp","shape":["B",2,1,4]})");
   EXPECT_EQ(kernelName(1), "kiln_m_k1_slice");
 }
 
@@ -272,7 +286,8 @@ func @step(%x: tensor<?x1x2x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", "
       : (tensor<?x2x1x4xf32>) -> tensor<?x4x1x2xf32>
   kiln.return %r, %t : tensor<?x2x?x4xf32>, tensor<?x4x1x2xf32>
 }
-)mlir")) << errors;
+)mlir"))
+      << errors;
   const Object &step = entry("step");
   EXPECT_EQ(str(&buffer(step, 1)),
             R"({"dtype":"f32","kind":"view","shape":["B",2,1,4],"view_of":0})");
@@ -295,7 +310,8 @@ TEST_F(PlanStates, StridedOperandsGetTheirOwnKernels) {
       : (tensor<?x2x1x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x1x4xf32>
   kiln.return %a, %b : tensor<?x2x1x4xf32>, tensor<?x2x1x4xf32>
 }
-)mlir")) << errors;
+)mlir"))
+      << errors;
   EXPECT_EQ(str(root().get("kernels")),
             R"(["kiln_m_k0_kv_append","kiln_m_k1_attention","kiln_m_k2_attention"])");
 }
@@ -333,8 +349,9 @@ TEST_F(PlanStates, RankMismatchIsAnError) {
   %m = kiln.state_read "c" {dims = ["B", ""]} : tensor<?x4xf32>
   kiln.return %x : tensor<?x2x1x4xf32>)mlir",
                                 "tensor<?x2x1x4xf32>");
-  EXPECT_NE(error.find("state 'c' has rank 2 here but rank 4 where the model first uses it"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("state 'c' has rank 2 here but rank 4 where the model first uses it"),
+      std::string::npos)
       << error;
 }
 
@@ -345,9 +362,10 @@ TEST_F(PlanStates, ShapeMismatchInOneEntryIsAnError) {
       : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
   kiln.return %x : tensor<?x2x1x4xf32>)mlir",
                                 "tensor<?x2x1x4xf32>");
-  EXPECT_NE(error.find("state 'c' has shape [B, 2, 8, 4] here but [B, 2, S, 4] earlier in "
-                       "entry point 'step'"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("state 'c' has shape [B, 2, 8, 4] here but [B, 2, S, 4] earlier in "
+                 "entry point 'step'"),
+      std::string::npos)
       << error;
 }
 

@@ -79,7 +79,8 @@ TEST(FuseAttentionModels, TransformerBaseFusesAllEighteenAttentions) {
   EXPECT_EQ(decode.causal, 6);   // self-attention: the causal mask became an attribute
   EXPECT_EQ(decode.withMask, 6); // cross-attention: the memory's padding mask
   EXPECT_EQ(decode.softmax, 0);
-  EXPECT_EQ(decode.causalMaskOps, 0) << "the causal mask should have gone with the fusion";
+  EXPECT_EQ(decode.causalMaskOps, 0)
+      << "the causal mask should have gone with the fusion";
 
   // Incremental decoding: the one new position attends to the whole cache (no mask).
   const EntryCounts &step = counts["decode_step"];

@@ -53,7 +53,8 @@ TensorMap randomInputs(FuncOp func, std::mt19937 &rng) {
     int64_t n = 1;
     for (int64_t d : shape)
       n *= d;
-    std::string name = func.getArgAttrOfType<StringAttr>(i, kiln::kNameAttr).getValue().str();
+    std::string name =
+        func.getArgAttrOfType<StringAttr>(i, kiln::kNameAttr).getValue().str();
     if (type.getElementType().isF32()) {
       std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
       std::vector<float> data(n);
@@ -65,8 +66,10 @@ TensorMap randomInputs(FuncOp func, std::mt19937 &rng) {
     int64_t lo = 0, hi = kDims.at("S");
     bool bounded = false;
     if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kiln::kBoundsAttr)) {
-      lo = cantFail(kiln::evaluateDimExpr(bounds[0].cast<StringAttr>().getValue(), lookup));
-      hi = cantFail(kiln::evaluateDimExpr(bounds[1].cast<StringAttr>().getValue(), lookup));
+      lo = cantFail(
+          kiln::evaluateDimExpr(bounds[0].cast<StringAttr>().getValue(), lookup));
+      hi = cantFail(
+          kiln::evaluateDimExpr(bounds[1].cast<StringAttr>().getValue(), lookup));
       bounded = true;
     }
     std::uniform_int_distribution<int32_t> dist(lo, hi);

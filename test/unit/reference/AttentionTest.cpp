@@ -50,7 +50,8 @@ std::string moduleText(const Case &c) {
       "%k: " + qkv + " {kiln.name = \"k\", kiln.dims = [\"B\", \"\", \"S\", \"\"]}, " +
       "%v: " + qkv + " {kiln.name = \"v\", kiln.dims = [\"B\", \"\", \"S\", \"\"]}, " +
       "%len: tensor<?xi32> {kiln.name = \"len\", kiln.dims = [\"B\"]}, " +
-      "%em: tensor<?x?xf32> {kiln.name = \"mask\", kiln.dims = [\"T\", \"S\"]}) -> " + qkv;
+      "%em: tensor<?x?xf32> {kiln.name = \"mask\", kiln.dims = [\"T\", \"S\"]}) -> " +
+      qkv;
   // The padding mask is built from the lengths, the explicit one handed in; the causal
   // mask is kiln.causal_mask in the unfused graph and an attribute of the fused op.
   std::string padding =
@@ -58,30 +59,32 @@ std::string moduleText(const Case &c) {
       ") -> tensor<?x?xf32>\n"
       "  %m = kiln.reshape %pm {shape = [0, 1, 1, -1]} : (tensor<?x?xf32>) -> "
       "tensor<?x1x1x?xf32>\n";
-  std::string maskType = c.mask == Mask::Padding ? "tensor<?x1x1x?xf32>" : "tensor<?x?xf32>";
+  std::string maskType =
+      c.mask == Mask::Padding ? "tensor<?x1x1x?xf32>" : "tensor<?x?xf32>";
   std::string unfusedMask, fusedMask, fusedOperand, fusedAttrs;
   if (c.mask == Mask::Padding) {
     unfusedMask = fusedMask = padding;
     fusedOperand = ", %m";
   } else if (c.mask == Mask::Causal) {
-    unfusedMask = "%m = kiln.causal_mask %q {axis = 2 : i64} : (" + qkv +
-                  ") -> tensor<?x?xf32>\n";
+    unfusedMask =
+        "%m = kiln.causal_mask %q {axis = 2 : i64} : (" + qkv + ") -> tensor<?x?xf32>\n";
     fusedAttrs = ", causal = true";
   } else if (c.mask == Mask::Explicit) {
     unfusedMask = "%m = kiln.scale %em {factor = 1.0 : f32} : tensor<?x?xf32>\n";
     fusedMask = unfusedMask;
     fusedOperand = ", %m";
   }
-  std::string addMask =
-      c.mask == Mask::None
-          ? "%a = kiln.scale %c {factor = 1.0 : f32} : " + scores + "\n"
-          : "%a = kiln.add %c, %m : (" + scores + ", " + maskType + ") -> " + scores + "\n";
+  std::string addMask = c.mask == Mask::None
+                            ? "%a = kiln.scale %c {factor = 1.0 : f32} : " + scores + "\n"
+                            : "%a = kiln.add %c, %m : (" + scores + ", " + maskType +
+                                  ") -> " + scores + "\n";
   std::string fusedTypes = "(" + qkv + ", " + qkv + ", " + qkv +
                            (fusedOperand.empty() ? "" : ", " + maskType) + ")";
   return "func @unfused" + args + " {\n  " + unfusedMask +
          "  %s = kiln.matmul %q, %k {transpose_rhs = true} : (" + qkv + ", " + qkv +
-         ") -> " + scores + "\n" + "  %c = kiln.scale %s {factor = 0.25 : f32} : " +
-         scores + "\n  " + addMask + "  %p = kiln.softmax %a {axis = 3 : i64} : " + scores +
+         ") -> " + scores + "\n" +
+         "  %c = kiln.scale %s {factor = 0.25 : f32} : " + scores + "\n  " + addMask +
+         "  %p = kiln.softmax %a {axis = 3 : i64} : " + scores +
          "\n  %o = kiln.matmul %p, %v : (" + scores + ", " + qkv + ") -> " + qkv +
          "\n  kiln.return %o : " + qkv + "\n}\n" + "func @fused" + args + " {\n  " +
          fusedMask + "  %o = kiln.attention %q, %k, %v" + fusedOperand +
@@ -161,25 +164,35 @@ TEST_P(FullyMaskedRow, IsZeroInBothGraphs) {
 
 const Case kCases[] = {
     // Lengths 1, 7, 64, 513 with each mask; 2048 with one head.
-    {2, 2, 1, 1, 16, Mask::None},       {2, 2, 7, 7, 16, Mask::None},
-    {2, 2, 64, 64, 16, Mask::None},     {1, 2, 513, 513, 16, Mask::None},
-    {2, 2, 1, 1, 16, Mask::Padding},    {2, 2, 7, 7, 16, Mask::Padding},
-    {2, 2, 64, 64, 16, Mask::Padding},  {2, 2, 513, 513, 16, Mask::Padding},
-    {2, 2, 1, 1, 16, Mask::Causal},     {2, 2, 7, 7, 16, Mask::Causal},
-    {2, 2, 64, 64, 16, Mask::Causal},   {1, 2, 513, 513, 16, Mask::Causal},
-    {1, 1, 2048, 2048, 16, Mask::Causal},  {1, 2, 2048, 2048, 16, Mask::Padding},
+    {2, 2, 1, 1, 16, Mask::None},
+    {2, 2, 7, 7, 16, Mask::None},
+    {2, 2, 64, 64, 16, Mask::None},
+    {1, 2, 513, 513, 16, Mask::None},
+    {2, 2, 1, 1, 16, Mask::Padding},
+    {2, 2, 7, 7, 16, Mask::Padding},
+    {2, 2, 64, 64, 16, Mask::Padding},
+    {2, 2, 513, 513, 16, Mask::Padding},
+    {2, 2, 1, 1, 16, Mask::Causal},
+    {2, 2, 7, 7, 16, Mask::Causal},
+    {2, 2, 64, 64, 16, Mask::Causal},
+    {1, 2, 513, 513, 16, Mask::Causal},
+    {1, 1, 2048, 2048, 16, Mask::Causal},
+    {1, 2, 2048, 2048, 16, Mask::Padding},
     // Cross attention (Tq != Tk) and a decode step's bottom-right mask.
-    {2, 2, 7, 64, 16, Mask::Padding},   {2, 2, 3, 7, 8, Mask::Explicit},
+    {2, 2, 7, 64, 16, Mask::Padding},
+    {2, 2, 3, 7, 8, Mask::Explicit},
     {2, 2, 1, 9, 8, Mask::Explicit},
     // Scores in the thousands: exp() magnifies any rounding of them.
-    {2, 2, 64, 64, 64, Mask::Padding, 30.0f}, {2, 2, 64, 64, 64, Mask::Causal, 30.0f},
+    {2, 2, 64, 64, 64, Mask::Padding, 30.0f},
+    {2, 2, 64, 64, 64, Mask::Causal, 30.0f},
 };
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {
   return describe(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(Reference, FusedVsUnfused, ::testing::ValuesIn(kCases), caseName);
+INSTANTIATE_TEST_SUITE_P(Reference, FusedVsUnfused, ::testing::ValuesIn(kCases),
+                         caseName);
 
 const Case kPaddingCases[] = {
     {2, 2, 1, 1, 16, Mask::Padding},
@@ -204,10 +217,11 @@ const char *kOneRow = R"mlir(
     })mlir";
 
 TensorMap oneRowInputs(std::vector<float> mask) {
-  return {{"arg0", HostTensor::floats({1, 1, 1, 2}, {1.0f, 2.0f})},
-          {"arg1", HostTensor::floats({1, 1, 3, 2}, {0.5f, -1.0f, 2.0f, 0.0f, -3.0f, 1.0f})},
-          {"arg2", HostTensor::floats({1, 1, 3, 2}, {1.0f, 10.0f, 2.0f, 20.0f, 3.0f, 30.0f})},
-          {"arg3", HostTensor::floats({3}, std::move(mask))}};
+  return {
+      {"arg0", HostTensor::floats({1, 1, 1, 2}, {1.0f, 2.0f})},
+      {"arg1", HostTensor::floats({1, 1, 3, 2}, {0.5f, -1.0f, 2.0f, 0.0f, -3.0f, 1.0f})},
+      {"arg2", HostTensor::floats({1, 1, 3, 2}, {1.0f, 10.0f, 2.0f, 20.0f, 3.0f, 30.0f})},
+      {"arg3", HostTensor::floats({3}, std::move(mask))}};
 }
 
 TEST_F(ReferenceAttention, AllMinusInfRowGivesMaskedRowValue) {
@@ -266,7 +280,8 @@ TEST_F(ReferenceAttention, BatchDimsBroadcastAndThreeDimensionalForm) {
           : (tensor<2x4x8xf32>, tensor<2x5x8xf32>, tensor<2x5x3xf32>) -> tensor<2x4x3xf32>
       kiln.return %0, %1 : tensor<2x4x3xf32>, tensor<2x4x3xf32>
     })mlir");
-  std::vector<float> q = randomFloats(64, 1), k = randomFloats(40, 2), v = randomFloats(15, 3);
+  std::vector<float> q = randomFloats(64, 1), k = randomFloats(40, 2),
+                     v = randomFloats(15, 3);
   std::vector<float> kk = k, vv = v;
   kk.insert(kk.end(), k.begin(), k.end());
   vv.insert(vv.end(), v.begin(), v.end());

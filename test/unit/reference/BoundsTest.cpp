@@ -59,13 +59,15 @@ TEST_F(ReferenceBounds, NegativeId) {
 }
 
 TEST_F(ReferenceBounds, LengthBeyondTheSequenceShowsTheEvaluatedBound) {
-  EXPECT_TRUE(contains(runError("f", inputs({0, 9, 4, 7, 1, 9}, {4, 3}), parameters()),
-                       "input 'len' element [0] is 4, outside its bounds [1, S] = [1, 3]"));
+  EXPECT_TRUE(
+      contains(runError("f", inputs({0, 9, 4, 7, 1, 9}, {4, 3}), parameters()),
+               "input 'len' element [0] is 4, outside its bounds [1, S] = [1, 3]"));
 }
 
 TEST_F(ReferenceBounds, ZeroLength) {
-  EXPECT_TRUE(contains(runError("f", inputs({0, 9, 4, 7, 1, 9}, {2, 0}), parameters()),
-                       "input 'len' element [1] is 0, outside its bounds [1, S] = [1, 3]"));
+  EXPECT_TRUE(
+      contains(runError("f", inputs({0, 9, 4, 7, 1, 9}, {2, 0}), parameters()),
+               "input 'len' element [1] is 0, outside its bounds [1, S] = [1, 3]"));
 }
 
 TEST_F(ReferenceBounds, ExpressionNamingALaterInput) {
@@ -83,9 +85,10 @@ TEST_F(ReferenceBounds, ExpressionsFollowPrecedence) {
     })mlir");
   EXPECT_EQ(runOk("g", {{"x", HostTensor::ints({4}, {2, 6, 3, 5})}})["result0"].i32,
             (std::vector<int32_t>{2, 6, 3, 5}));
-  EXPECT_TRUE(contains(runError("g", {{"x", HostTensor::ints({4}, {2, 6, 7, 5})}}),
-                       "input 'x' element [2] is 7, outside its bounds [S/2, 2*S-(S+2)/3] "
-                       "= [2, 6]"));
+  EXPECT_TRUE(
+      contains(runError("g", {{"x", HostTensor::ints({4}, {2, 6, 7, 5})}}),
+               "input 'x' element [2] is 7, outside its bounds [S/2, 2*S-(S+2)/3] "
+               "= [2, 6]"));
   EXPECT_TRUE(contains(runError("g", {{"x", HostTensor::ints({4}, {2, 1, 3, 5})}}),
                        "element [1] is 1"));
 }

@@ -22,8 +22,7 @@ TEST_F(ReferenceMaskOps, DivBroadcastsAConstant) {
       %1 = kiln.div %x, %w : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
       kiln.return %0, %1 : tensor<2x3xf32>, tensor<2x3xf32>
     })mlir");
-  TensorMap out =
-      runOk("f", {{"arg0", HostTensor::floats({2, 3}, {1, 2, 3, 4, 5, 6})}});
+  TensorMap out = runOk("f", {{"arg0", HostTensor::floats({2, 3}, {1, 2, 3, 4, 5, 6})}});
   EXPECT_EQ(out["result0"].f32, (std::vector<float>{0.25f, 0.5f, 0.75f, 1, 1.25f, 1.5f}));
   EXPECT_EQ(out["result1"].f32, (std::vector<float>{1, 1, -0.75f, 4, 2.5f, -1.5f}));
 }
@@ -44,7 +43,7 @@ TEST_F(ReferenceMaskOps, BooleanMasksAndMaskedFill) {
     s[i] = float(i);
   TensorMap out = runOk("f", {{"arg0", HostTensor::floats({2, 3, 3}, s)},
                               {"arg1", HostTensor::ints({2}, {2, 0})}});
-  std::vector<float> expected = {0, -9, -9, 3, 4, -9, 6, 7, -kInf,
+  std::vector<float> expected = {0,     -9, -9, 3,     4,     -9, 6,     7,     -kInf,
                                  -kInf, -9, -9, -kInf, -kInf, -9, -kInf, -kInf, -kInf};
   EXPECT_EQ(out["result0"].f32, expected);
 }
@@ -55,8 +54,8 @@ TEST_F(ReferenceMaskOps, AnEntryCannotTakeABooleanInput) {
       %0 = kiln.masked_fill %x, %m {value = 0.0 : f32} : (tensor<2xf32>, tensor<2xi1>) -> tensor<2xf32>
       kiln.return %0 : tensor<2xf32>
     })mlir");
-  std::string error = runError("f", {{"arg0", HostTensor::floats({2})},
-                                     {"arg1", HostTensor::ints({2}, {0, 1})}});
+  std::string error = runError(
+      "f", {{"arg0", HostTensor::floats({2})}, {"arg1", HostTensor::ints({2}, {0, 1})}});
   EXPECT_TRUE(contains(error, "input 'arg1' has type tensor<2xi1>: i1 (a boolean mask) "
                               "exists only inside an entry point"));
 }

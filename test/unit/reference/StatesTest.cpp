@@ -108,8 +108,9 @@ TEST_F(ReferenceStates, PositionPastTheCapacityIsAnErrorThatChangesNoState) {
   llvm::Expected<TensorMap> result = runWith("alone", stepInputs({1, 2}, 4));
   ASSERT_FALSE(bool(result));
   std::string error = llvm::toString(result.takeError());
-  EXPECT_NE(error.find("state 'cache': position 4 is outside the cache's capacity [0, 4)"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("state 'cache': position 4 is outside the cache's capacity [0, 4)"),
+      std::string::npos)
       << error;
   // The runtime checks every state before it changes one: even the cache that "alone"
   // re-creates before its append is as it was.
@@ -132,9 +133,10 @@ TEST_F(ReferenceStates, BatchOfTheCacheMustMatch) {
   llvm::Expected<TensorMap> result = runWith("step", stepInputs({1, 2, 3, 4, 5, 6}, 0));
   ASSERT_FALSE(bool(result));
   std::string error = llvm::toString(result.takeError());
-  EXPECT_NE(error.find("the cache has shape [2, 4, 2] but a value [3, 1, 2] with capacity 4 "
-                       "along axis 1 needs [3, 4, 2]"),
-            std::string::npos)
+  EXPECT_NE(
+      error.find("the cache has shape [2, 4, 2] but a value [3, 1, 2] with capacity 4 "
+                 "along axis 1 needs [3, 4, 2]"),
+      std::string::npos)
       << error;
 }
 

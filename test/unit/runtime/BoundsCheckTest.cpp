@@ -14,10 +14,11 @@ using namespace kiln::rt;
 namespace {
 
 // One entry: ids i32 [N] with bounds LO..HI (as JSON text) and n64 i64 [N] with [0, "N"].
-std::unique_ptr<Manifest> manifestWithBounds(const std::string& bounds) {
+std::unique_ptr<Manifest> manifestWithBounds(const std::string &bounds) {
   return parseManifest(R"({"abi_version": 1, "model": "m", "kernels": ["k"], "entries": [{
     "name": "e",
-    "inputs": [{"name": "ids", "dtype": "i32", "shape": ["N"], "bounds": )" + bounds + R"(,
+    "inputs": [{"name": "ids", "dtype": "i32", "shape": ["N"], "bounds": )" +
+                       bounds + R"(,
                 "buffer": 0},
                {"name": "n64", "dtype": "i64", "shape": ["N"], "bounds": [0, "N"]}],
     "outputs": [{"name": "y", "dtype": "i32", "shape": ["N"], "buffer": 1}],
@@ -28,26 +29,26 @@ std::unique_ptr<Manifest> manifestWithBounds(const std::string& bounds) {
 
 // Runs the input checks of entry 0 on `ids` (stored at `bytes`, possibly unaligned) and
 // n64; returns "" or the error message.
-std::string check(const Manifest& m, const void* bytes, int64_t n,
-                  const std::vector<int64_t>& n64) {
+std::string check(const Manifest &m, const void *bytes, int64_t n,
+                  const std::vector<int64_t> &n64) {
   std::vector<int64_t> shape{n};
   kiln_tensor inputs[2] = {{"ids", KILN_DTYPE_I32, 1, shape.data(), bytes},
                            {"n64", KILN_DTYPE_I64, 1, shape.data(), n64.data()}};
-  const EntryDesc& e = m.entries[0];
+  const EntryDesc &e = m.entries[0];
   try {
-    std::vector<const kiln_tensor*> byInput = matchInputs(e, inputs, 2);
+    std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, 2);
     std::vector<int64_t> dims;
     bindInputDims(e, byInput, dims);
     checkInputDims(e, byInput, dims);
     checkBounds(e, byInput, dims);
-  } catch (const Error& error) {
+  } catch (const Error &error) {
     EXPECT_EQ(error.code(), KILN_STATUS_INVALID_ARGUMENT);
     return error.what();
   }
   return "";
 }
 
-std::string check(const Manifest& m, const std::vector<int32_t>& ids) {
+std::string check(const Manifest &m, const std::vector<int32_t> &ids) {
   return check(m, ids.data(), int64_t(ids.size()), std::vector<int64_t>(ids.size(), 0));
 }
 
@@ -57,8 +58,9 @@ TEST(BoundsCheck, FailedEvaluationIsAnError) {
   auto m = manifestWithBounds(R"([0, "10/N"])");
   EXPECT_EQ(check(*m, {0, 5}), "");
   EXPECT_EQ(check(*m, {1, 2, 3}), "");
-  EXPECT_EQ(check(*m, {1, 2, 4, 3}), "entry 'e': input 'ids' element [2] is 4, outside its "
-                                      "bounds [0, 10/N] = [0, 2]");
+  EXPECT_EQ(check(*m, {1, 2, 4, 3}),
+            "entry 'e': input 'ids' element [2] is 4, outside its "
+            "bounds [0, 10/N] = [0, 2]");
   EXPECT_EQ(check(*m, {}), "entry 'e': bounds of input 'ids': division by zero in '10/N' "
                            "(with N=0)");
 }
@@ -80,8 +82,9 @@ TEST(BoundsCheck, BoundsBeyondTheDtypeRange) {
             "[2147483646, N*2147483647] = [2147483646, 4294967294]");
   // Constant bounds written as expressions still show their values.
   auto expr = manifestWithBounds(R"(["0-3", " 7 "])");
-  EXPECT_EQ(check(*expr, {-3, 7, 8}),
-            "entry 'e': input 'ids' element [2] is 8, outside its bounds [0-3,  7 ] = [-3, 7]");
+  EXPECT_EQ(
+      check(*expr, {-3, 7, 8}),
+      "entry 'e': input 'ids' element [2] is 8, outside its bounds [0-3,  7 ] = [-3, 7]");
 }
 
 TEST(BoundsCheck, UnalignedDataAndI64Inputs) {
@@ -103,9 +106,11 @@ TEST(BoundsCheck, UnalignedDataAndI64Inputs) {
   n64[4] = n + 1;
   n64[5] = -1;
   EXPECT_EQ(check(*m, storage.data() + 1, n, n64),
-            "entry 'e': input 'n64' element [4] is 9001, outside its bounds [0, N] = [0, 9000]");
+            "entry 'e': input 'n64' element [4] is 9001, outside its bounds [0, N] = [0, "
+            "9000]");
   n64[4] = INT64_MAX;
-  EXPECT_EQ(check(*m, storage.data() + 1, n, n64),
-            "entry 'e': input 'n64' element [4] is 9223372036854775807, outside its bounds "
-            "[0, N] = [0, 9000]");
+  EXPECT_EQ(
+      check(*m, storage.data() + 1, n, n64),
+      "entry 'e': input 'n64' element [4] is 9223372036854775807, outside its bounds "
+      "[0, N] = [0, 9000]");
 }

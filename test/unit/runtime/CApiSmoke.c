@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int check(kiln_status* status, const char* what) {
+static int check(kiln_status *status, const char *what) {
   if (!status)
     return 1;
-  fprintf(stderr, "%s: %s: %s\n", what, kiln_status_code_string(kiln_status_get_code(status)),
+  fprintf(stderr, "%s: %s: %s\n", what,
+          kiln_status_code_string(kiln_status_get_code(status)),
           kiln_status_get_message(status));
   kiln_status_free(status);
   return 0;
@@ -25,14 +26,14 @@ static float random_nonzero(void) {
   return v;
 }
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   enum { B = 2, S = 5, N = B * S * 4 };
   float weight[4], bias[4], x[N], y[N];
   int64_t wshape[1] = {4}, bshape[2] = {2, 2}, xshape[3] = {B, S, 4};
   char path[4096];
-  kiln_model* model = NULL;
-  kiln_weights* weights = NULL;
-  kiln_session* session = NULL;
+  kiln_model *model = NULL;
+  kiln_weights *weights = NULL;
+  kiln_session *session = NULL;
   kiln_tensor params[2], inputs[2], z;
   int i;
 
@@ -66,8 +67,9 @@ int main(int argc, char** argv) {
   /* The fake model keeps no state: there is nothing to gather. */
   {
     int32_t rows[1] = {0};
-    kiln_status* none = kiln_session_gather_states(session, rows, 1);
-    int ok = kiln_model_state_count(model) == 0 && kiln_model_state_name(model, 0) == NULL &&
+    kiln_status *none = kiln_session_gather_states(session, rows, 1);
+    int ok = kiln_model_state_count(model) == 0 &&
+             kiln_model_state_name(model, 0) == NULL &&
              kiln_status_get_code(none) == KILN_STATUS_FAILED_PRECONDITION;
     kiln_status_free(none);
     if (!ok) {
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
   }
   for (i = 0; i < N; ++i) {
     float want = (x[i] + y[i]) * weight[i % 4] + bias[i % 4];
-    float got = ((const float*)z.data)[i];
+    float got = ((const float *)z.data)[i];
     if (fabsf(got - want) > 1e-6f * (1.0f + fabsf(want))) {
       fprintf(stderr, "z[%d] = %g, expected %g\n", i, got, want);
       return 1;

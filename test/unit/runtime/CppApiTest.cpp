@@ -1,4 +1,5 @@
-// CppApiTest.cpp - the header-only C++ wrapper: RAII, exceptions with codes, typed outputs.
+// CppApiTest.cpp - the header-only C++ wrapper: RAII, exceptions with codes, typed
+// outputs.
 #include "TestUtil.hpp"
 
 #include "kiln/runtime.hpp"
@@ -13,7 +14,8 @@ TEST(CppApi, RunsForwardAndReturnsTypedOutputs) {
   kiln::Session session(model, weights);
 
   EXPECT_EQ(model.name(), "fake");
-  EXPECT_EQ(model.entries(), (std::vector<std::string>{"forward", "widen", "broken", "encode"}));
+  EXPECT_EQ(model.entries(),
+            (std::vector<std::string>{"forward", "widen", "broken", "encode"}));
   std::vector<kiln::TensorInfo> inputs = model.inputs("forward");
   ASSERT_EQ(inputs.size(), 2u);
   EXPECT_EQ(inputs[1].name, "y");
@@ -42,7 +44,7 @@ TEST(CppApi, ErrorsAreExceptionsWithCodes) {
   try {
     kiln::Model::open("/no/such/model.so");
     FAIL() << "expected kiln::Error";
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_NOT_FOUND);
     EXPECT_NE(std::string(e.what()).find("/no/such/model.so"), std::string::npos);
   }
@@ -50,14 +52,15 @@ TEST(CppApi, ErrorsAreExceptionsWithCodes) {
   try {
     kiln::Session session(model, kiln::Weights());
     FAIL() << "expected kiln::Error";
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_INVALID_ARGUMENT);
   }
   try {
     model.inputs("nope");
     FAIL() << "expected kiln::Error";
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_NOT_FOUND);
-    EXPECT_NE(std::string(e.what()).find("available entries: forward"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("available entries: forward"),
+              std::string::npos);
   }
 }

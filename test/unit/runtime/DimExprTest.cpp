@@ -1,5 +1,5 @@
-// DimExprTest.cpp - dimension expressions: parsing, binding names to slots, evaluation and
-// its failures.
+// DimExprTest.cpp - dimension expressions: parsing, binding names to slots, evaluation
+// and its failures.
 #include "DimExpr.hpp"
 
 #include <gtest/gtest.h>
@@ -7,13 +7,13 @@
 using kiln::rt::DimExpr;
 
 namespace {
-DimExpr parseOk(const std::string& text) {
+DimExpr parseOk(const std::string &text) {
   std::string error;
   auto e = DimExpr::parse(text, error);
   EXPECT_TRUE(e.has_value()) << text << ": " << error;
   return e ? *e : DimExpr::constant(-1);
 }
-std::string parseError(const std::string& text) {
+std::string parseError(const std::string &text) {
   std::string error;
   EXPECT_FALSE(DimExpr::parse(text, error).has_value()) << text;
   return error;
@@ -21,7 +21,7 @@ std::string parseError(const std::string& text) {
 // Evaluates with B=3, S=7, T=10 (slots in that order).
 int64_t eval(DimExpr e) {
   const std::vector<std::string> names{"B", "S", "T"};
-  e.resolve([&](const std::string& n) {
+  e.resolve([&](const std::string &n) {
     return int(std::find(names.begin(), names.end(), n) - names.begin());
   });
   const int64_t values[] = {3, 7, 10};
@@ -68,13 +68,13 @@ TEST(DimExpr, RejectsMalformedText) {
 TEST(DimExpr, EvaluationFailuresAreReported) {
   std::string error;
   DimExpr e = parseOk("T/(B-B)");
-  e.resolve([](const std::string& n) { return n == "T" ? 0 : 1; });
+  e.resolve([](const std::string &n) { return n == "T" ? 0 : 1; });
   const int64_t values[] = {10, 3};
   int64_t out;
   EXPECT_FALSE(e.evaluate(values, out, error));
   EXPECT_EQ(error, "division by zero in 'T/(B-B)'");
   DimExpr big = parseOk("B*B*B");
-  big.resolve([](const std::string&) { return 0; });
+  big.resolve([](const std::string &) { return 0; });
   const int64_t huge[] = {int64_t(1) << 40};
   EXPECT_FALSE(big.evaluate(huge, out, error));
   EXPECT_EQ(error, "integer overflow in 'B*B*B'");

@@ -1,6 +1,6 @@
-// DriverTest.cpp - kiln-run as a user runs it: .npy and inline inputs, saved outputs checked
-// against a reference computed here, --init-weights, and clean failures (exit 1, a message,
-// never a crash).
+// DriverTest.cpp - kiln-run as a user runs it: .npy and inline inputs, saved outputs
+// checked against a reference computed here, --init-weights, and clean failures (exit 1,
+// a message, never a crash).
 #include "TestUtil.hpp"
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-extern char** environ;
+extern char **environ;
 
 using namespace kiln::test;
 
@@ -24,17 +24,17 @@ struct ToolRun {
   std::string out, err;
 };
 
-ToolRun kilnRun(const std::vector<std::string>& args) {
+ToolRun kilnRun(const std::vector<std::string> &args) {
   std::string outPath = tempPath("stdout"), errPath = tempPath("stderr");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  std::vector<char*> argv{const_cast<char*>(KILN_RUN)};
-  for (const std::string& a : args)
-    argv.push_back(const_cast<char*>(a.c_str()));
+  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<char *> argv{const_cast<char *>(KILN_RUN)};
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
   pid_t pid;
   ToolRun run;
@@ -55,8 +55,8 @@ ToolRun kilnRun(const std::vector<std::string>& args) {
 }
 
 template <typename T>
-void writeNpy(const std::string& path, const char* descr, const std::vector<int64_t>& shape,
-              const std::vector<T>& data) {
+void writeNpy(const std::string &path, const char *descr,
+              const std::vector<int64_t> &shape, const std::vector<T> &data) {
   std::string dims;
   for (int64_t d : shape)
     dims += std::to_string(d) + ",";
@@ -68,12 +68,12 @@ void writeNpy(const std::string& path, const char* descr, const std::vector<int6
   bytes += char(header.size() & 0xFF);
   bytes += char(header.size() >> 8);
   bytes += header;
-  bytes.append(reinterpret_cast<const char*>(data.data()), data.size() * sizeof(T));
+  bytes.append(reinterpret_cast<const char *>(data.data()), data.size() * sizeof(T));
   writeFile(path, bytes);
 }
 
 // The data of an .npy file kiln-run saved (version 1, little-endian).
-template <typename T> std::vector<T> readNpyData(const std::string& path) {
+template <typename T> std::vector<T> readNpyData(const std::string &path) {
   std::string bytes = readFile(path);
   EXPECT_GE(bytes.size(), 10u) << path;
   if (bytes.size() < 10)
@@ -85,7 +85,7 @@ template <typename T> std::vector<T> readNpyData(const std::string& path) {
   return data;
 }
 
-void expectCleanFailure(const ToolRun& run, const std::string& text) {
+void expectCleanFailure(const ToolRun &run, const std::string &text) {
   EXPECT_FALSE(run.crashed) << run.err;
   EXPECT_EQ(run.exitCode, 1) << run.err;
   EXPECT_EQ(run.err.rfind("kiln-run: error: ", 0), 0u) << run.err;
@@ -105,17 +105,19 @@ TEST_F(DriverFixture, NpyInputsAndSavedOutputsMatchReference) {
   writeNpy(xPath, "<f4", {2, 3, 4}, x);
   std::vector<double> y64(y.begin(), y.end()); // float64 files are narrowed
   writeNpy(yPath, "<f8", {2, 3, 4}, y64);
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
-                     "x=" + xPath, "--input", "y=" + yPath, "--save-outputs", dir, "--print",
-                     "full"});
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                         "--input", "x=" + xPath, "--input", "y=" + yPath,
+                         "--save-outputs", dir, "--print", "full"});
   ASSERT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("output z: f32 [6, 4]\n  [0, :] "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("output s: f32 [2, 3, 4]\n  [0, 0, :] "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("output z: f32 [6, 4]\n  [0, :] "), std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("output s: f32 [2, 3, 4]\n  [0, 0, :] "), std::string::npos)
+      << run.out;
   EXPECT_NE(run.out.find("time: median "), std::string::npos) << run.out;
 
   std::vector<float> z = readNpyData<float>(dir + "/z.npy");
-  std::vector<float> want = referenceForward(x, std::vector<float>(y64.begin(), y64.end()),
-                                             weights);
+  std::vector<float> want =
+      referenceForward(x, std::vector<float>(y64.begin(), y64.end()), weights);
   ASSERT_EQ(z.size(), want.size());
   for (size_t i = 0; i < z.size(); ++i)
     EXPECT_FLOAT_EQ(z[i], want[i]) << i;
@@ -125,8 +127,9 @@ TEST_F(DriverFixture, Int64NpyFeedsAnInt32Input) {
   std::vector<int64_t> pos{3, -7, 11, 250, -1, 9};
   std::string posPath = tempPath("pos.npy"), dir = tempPath("out");
   writeNpy(posPath, "<i8", {2, 3}, pos);
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--input",
-                     "pos=" + posPath, "--input", "tok=2x2:5,6,7,8", "--save-outputs", dir});
+  ToolRun run =
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--input",
+               "pos=" + posPath, "--input", "tok=2x2:5,6,7,8", "--save-outputs", dir});
   ASSERT_EQ(run.exitCode, 0) << run.err;
   std::vector<int64_t> out = readNpyData<int64_t>(dir + "/out.npy");
   ASSERT_EQ(out.size(), pos.size());
@@ -137,16 +140,17 @@ TEST_F(DriverFixture, Int64NpyFeedsAnInt32Input) {
 TEST_F(DriverFixture, FloatNpyForAnIntegerInputIsRejected) {
   std::string posPath = tempPath("pos.npy");
   writeNpy(posPath, "<f4", {1, 2}, std::vector<float>{1.5f, 2.5f});
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--input",
-                     "pos=" + posPath, "--input", "tok=1x1:1"});
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
+                         "--input", "pos=" + posPath, "--input", "tok=1x1:1"});
   expectCleanFailure(run, "holds floating-point f4 values but the input is i32");
 }
 
 TEST_F(DriverFixture, RandomInputsUseDims) {
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--random",
-                     "--dim", "B=3", "--dim", "T=4", "--seed", "5"});
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
+                         "--random", "--dim", "B=3", "--dim", "T=4", "--seed", "5"});
   ASSERT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("output out: i64 [3, 5]\n  values: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("output out: i64 [3, 5]\n  values: "), std::string::npos)
+      << run.out;
 
   // Given inputs bind dims for the random ones.
   run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen", "--random",
@@ -156,8 +160,10 @@ TEST_F(DriverFixture, RandomInputsUseDims) {
 }
 
 TEST_F(DriverFixture, RandomWithoutDimsSaysWhichAreNeeded) {
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--random"});
-  expectCleanFailure(run, "--random: input 'x' has shape [B, S, 4]; give --dim B=N, --dim S=N");
+  ToolRun run =
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--random"});
+  expectCleanFailure(
+      run, "--random: input 'x' has shape [B, S, 4]; give --dim B=N, --dim S=N");
 }
 
 TEST_F(DriverFixture, InitWeightsWritesLoadableReproducibleWeights) {
@@ -169,15 +175,15 @@ TEST_F(DriverFixture, InitWeightsWritesLoadableReproducibleWeights) {
   ASSERT_EQ(run.exitCode, 0) << run.err;
   EXPECT_EQ(readFile(a), readFile(b));
 
-  kiln_model* model = nullptr;
-  kiln_weights* w = nullptr;
+  kiln_model *model = nullptr;
+  kiln_weights *w = nullptr;
   ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
   ASSERT_OK(kiln_weights_open(model, a.c_str(), &w));
   kiln_weights_release(w);
   kiln_model_release(model);
 
-  run = kilnRun({FAKE_MODEL, "--weights", a, "--entry", "forward", "--random", "--dim", "B=2",
-                 "--dim", "S=2"});
+  run = kilnRun({FAKE_MODEL, "--weights", a, "--entry", "forward", "--random", "--dim",
+                 "B=2", "--dim", "S=2"});
   EXPECT_EQ(run.exitCode, 0) << run.err;
 
   run = kilnRun({"--init-weights", b, FAKE_MODEL, "--scale", "0.01"});
@@ -214,20 +220,23 @@ TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
   expectCleanFailure(kilnRun({NOT_KILN_SO, "--list"}), "is not a Kiln model");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--entry", "forward", "--random"}),
                      "pass --weights FILE");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--random"}),
-                     "has 4 entries (forward, widen, broken, encode); choose one with --entry");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
-                              "--input", "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"}),
-                     "--input x: shape [1, 2, 4] needs 8 values, got 7");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--random"}),
+      "has 4 entries (forward, widen, broken, encode); choose one with --entry");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
+               "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"}),
+      "--input x: shape [1, 2, 4] needs 8 values, got 7");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
                               "--input", "q=1:1"}),
                      "entry 'forward' has no input 'q'; its inputs are 'x', 'y'");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
                               "--random", "--dim", "Q=3"}),
                      "--dim Q: entry 'forward' has no dimension 'Q' (it has B, S)");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
-                              "--input", "x=1x1x4:1,2,3,4", "--input", "y=2x1x4:1,2,3,4,5,6,7,8"}),
-                     "dimension 'B' is 1 in input 'x'");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
+               "x=1x1x4:1,2,3,4", "--input", "y=2x1x4:1,2,3,4,5,6,7,8"}),
+      "dimension 'B' is 1 in input 'x'");
   expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "broken",
                               "--input", "x=3:0.5,1.5,2.5"}),
                      "fake_fail: refusing to process x of 3 elements");
@@ -259,8 +268,9 @@ TEST_F(DriverFixture, RandomInputsRespectBounds) {
   // 64 lengths in [1, 3] and starts in [-1, 2]: drawn from [0, 10) instead, the runtime
   // would reject the run. The ids come back doubled in `out`.
   std::string dir = tempPath("out");
-  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
-                         "--dim", "B=64", "--dim", "S=3", "--seed", "11", "--save-outputs", dir});
+  ToolRun run =
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
+               "--dim", "B=64", "--dim", "S=3", "--seed", "11", "--save-outputs", dir});
   ASSERT_EQ(run.exitCode, 0) << run.err;
   std::vector<int64_t> out = readNpyData<int64_t>(dir + "/out.npy");
   ASSERT_EQ(out.size(), 64u * 3);
@@ -275,7 +285,7 @@ TEST_F(DriverFixture, RandomInputsRespectBounds) {
   EXPECT_GE(highest, 10) << "ids look drawn from [0, 10), not from their bounds [0, 49]";
 
   // S = 1 leaves lengths exactly 1 and starts in [-1, 0]; seeds vary the draws.
-  for (const char* seed : {"1", "2", "3", "4"}) {
+  for (const char *seed : {"1", "2", "3", "4"}) {
     run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
                    "--dim", "B=32", "--dim", "S=1", "--seed", seed});
     EXPECT_EQ(run.exitCode, 0) << "seed " << seed << ": " << run.err;
@@ -294,21 +304,24 @@ TEST_F(DriverFixture, RandomInputsRespectBounds) {
 }
 
 TEST_F(DriverFixture, RandomCannotSatisfyEmptyBounds) {
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
-                              "--random", "--dim", "B=2", "--dim", "S=0"}),
-                     "--random: input 'src_lengths' has bounds [1, S] = [1, 0], which no i32 "
-                     "value satisfies");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--random",
+               "--dim", "B=2", "--dim", "S=0"}),
+      "--random: input 'src_lengths' has bounds [1, S] = [1, 0], which no i32 "
+      "value satisfies");
 }
 
 TEST_F(DriverFixture, OutOfBoundsInputIsACleanError) {
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
-                              "--input", "src_ids=2x2:1,2,3,99", "--input", "src_lengths=2:2,2",
-                              "--input", "start=2:0,0"}),
-                     "entry 'encode': input 'src_ids' element [1, 1] is 99, outside its bounds "
-                     "[0, 49]");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode",
-                              "--input", "src_ids=2x2:1,2,3,4", "--input", "src_lengths=2:2,3",
-                              "--input", "start=2:0,0"}),
-                     "entry 'encode': input 'src_lengths' element [1] is 3, outside its bounds "
-                     "[1, S] = [1, 2]");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--input",
+               "src_ids=2x2:1,2,3,99", "--input", "src_lengths=2:2,2", "--input",
+               "start=2:0,0"}),
+      "entry 'encode': input 'src_ids' element [1, 1] is 99, outside its bounds "
+      "[0, 49]");
+  expectCleanFailure(
+      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--input",
+               "src_ids=2x2:1,2,3,4", "--input", "src_lengths=2:2,3", "--input",
+               "start=2:0,0"}),
+      "entry 'encode': input 'src_lengths' element [1] is 3, outside its bounds "
+      "[1, S] = [1, 2]");
 }

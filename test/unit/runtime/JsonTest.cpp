@@ -8,13 +8,13 @@ using kiln::rt::Json;
 using kiln::rt::parseJson;
 
 namespace {
-Json parseOk(const std::string& text) {
+Json parseOk(const std::string &text) {
   std::string error;
   auto v = parseJson(text, error);
   EXPECT_TRUE(v.has_value()) << text << ": " << error;
   return v ? *v : Json();
 }
-std::string parseError(const std::string& text) {
+std::string parseError(const std::string &text) {
   std::string error;
   EXPECT_FALSE(parseJson(text, error).has_value()) << text;
   return error;
@@ -26,7 +26,7 @@ TEST(Json, ParsesObjectsInOrder) {
   ASSERT_TRUE(v.isObject());
   ASSERT_EQ(v.members().size(), 2u);
   EXPECT_EQ(v.members()[0].first, "b");
-  const Json& b = *v.find("b");
+  const Json &b = *v.find("b");
   ASSERT_EQ(b.items().size(), 3u);
   EXPECT_TRUE(b.items()[1].isInteger());
   EXPECT_EQ(b.items()[1].asInt(), -2);
@@ -62,5 +62,6 @@ TEST(Json, ErrorsGiveByteOffsets) {
   EXPECT_EQ(parseError("[1] x"), "byte 4: unexpected trailing characters");
   EXPECT_EQ(parseError(""), "byte 0: unexpected end of input");
   EXPECT_EQ(parseError("\"\\ud800\""), "byte 7: unpaired surrogate in \\u escape");
-  EXPECT_NE(parseError(std::string(1000, '[')).find("nesting deeper than"), std::string::npos);
+  EXPECT_NE(parseError(std::string(1000, '[')).find("nesting deeper than"),
+            std::string::npos);
 }

@@ -1,7 +1,7 @@
 // ManifestTest.cpp - manifest validation: a good manifest parses; each class of mistake a
 // compiler could make is caught with a message pointing at its JSON location.
-#include "Error.hpp"
 #include "Manifest.hpp"
+#include "Error.hpp"
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ const std::string kGood = R"({
   }]
 })";
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
+std::string replaced(std::string text, const std::string &from, const std::string &to) {
   size_t at = text.find(from);
   EXPECT_NE(at, std::string::npos) << "test bug: '" << from << "' not in manifest";
   if (at != std::string::npos)
@@ -39,17 +39,17 @@ std::string replaced(std::string text, const std::string& from, const std::strin
 }
 
 // The message of the Error parsing `text` throws (and its code).
-std::pair<kiln_status_code, std::string> failure(const std::string& text) {
+std::pair<kiln_status_code, std::string> failure(const std::string &text) {
   try {
     parseManifest(text);
-  } catch (const Error& e) {
+  } catch (const Error &e) {
     return {e.code(), e.what()};
   }
   ADD_FAILURE() << "manifest was accepted:\n" << text;
   return {KILN_STATUS_OK, ""};
 }
 
-void expectInvalid(const std::string& text, const std::string& message) {
+void expectInvalid(const std::string &text, const std::string &message) {
   auto [code, got] = failure(text);
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL) << got;
   EXPECT_EQ(got, "invalid manifest: " + message);
@@ -61,7 +61,7 @@ TEST(Manifest, GoodManifestParses) {
   auto m = parseManifest(kGood);
   EXPECT_EQ(m->model, "m");
   ASSERT_EQ(m->entries.size(), 1u);
-  const EntryDesc& e = m->entries[0];
+  const EntryDesc &e = m->entries[0];
   EXPECT_EQ(e.dimNames, (std::vector<std::string>{"B", "S"}));
   EXPECT_EQ(e.inputs[0].bindSlot, (std::vector<int>{0, 1, -1}));
   EXPECT_EQ(e.inputs[1].buffer, -1); // unused input needs no buffer
@@ -75,35 +75,43 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   auto [code, message] = failure("{\"abi_version\": 1,");
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
-  auto [abiCode, abiMessage] = failure(replaced(kGood, "\"abi_version\": 1", "\"abi_version\": 7"));
+  auto [abiCode, abiMessage] =
+      failure(replaced(kGood, "\"abi_version\": 1", "\"abi_version\": 7"));
   EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
   EXPECT_EQ(abiMessage, "manifest abi_version is 7; this runtime supports 1");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {
   expectInvalid(replaced(kGood, "\"model\": \"m\",", ""), "manifest: missing \"model\"");
-  expectInvalid(replaced(kGood, "\"dtype\": \"i32\"", "\"dtype\": \"int\""),
-                "entries[0] ('forward').inputs[1].dtype: unknown dtype \"int\" (expected f32, "
-                "i32 or i64)");
-  expectInvalid(replaced(kGood, "\"kind\": \"temp\"", "\"kind\": \"scratch\""),
-                "entries[0] ('forward').buffers[2].kind: unknown kind \"scratch\" (expected "
-                "input, parameter, temp, view or state)");
-  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0", "[\"B\", \"S\", -8], \"buffer\": 0"),
+  expectInvalid(
+      replaced(kGood, "\"dtype\": \"i32\"", "\"dtype\": \"int\""),
+      "entries[0] ('forward').inputs[1].dtype: unknown dtype \"int\" (expected f32, "
+      "i32 or i64)");
+  expectInvalid(
+      replaced(kGood, "\"kind\": \"temp\"", "\"kind\": \"scratch\""),
+      "entries[0] ('forward').buffers[2].kind: unknown kind \"scratch\" (expected "
+      "input, parameter, temp, view or state)");
+  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0",
+                         "[\"B\", \"S\", -8], \"buffer\": 0"),
                 "entries[0] ('forward').inputs[0].shape[2]: negative size -8");
-  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"buffer\": 3", "[\"B*\", 8], \"buffer\": 3"),
-                "entries[0] ('forward').outputs[0].shape[0]: bad dimension expression \"B*\": "
-                "expression ends where a number, name or '(' was expected");
+  expectInvalid(
+      replaced(kGood, "[\"B*S\", 8], \"buffer\": 3", "[\"B*\", 8], \"buffer\": 3"),
+      "entries[0] ('forward').outputs[0].shape[0]: bad dimension expression \"B*\": "
+      "expression ends where a number, name or '(' was expected");
   expectInvalid(replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [\"D\", 8]}]"),
                 "parameters[0].shape[0]: parameter shapes must be static, got \"D\"");
 }
 
 TEST(Manifest, RejectsBadIndices) {
-  expectInvalid(replaced(kGood, "\"view_of\": 2", "\"view_of\": 9"),
-                "entries[0] ('forward').buffers[3].view_of: index 9 out of range (4 buffers)");
-  expectInvalid(replaced(kGood, "\"kernel\": 0", "\"kernel\": 2"),
-                "entries[0] ('forward').steps[0].kernel: index 2 out of range (2 kernels)");
-  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 1, -1]"),
-                "entries[0] ('forward').steps[0].args[2]: index -1 out of range (4 buffers)");
+  expectInvalid(
+      replaced(kGood, "\"view_of\": 2", "\"view_of\": 9"),
+      "entries[0] ('forward').buffers[3].view_of: index 9 out of range (4 buffers)");
+  expectInvalid(
+      replaced(kGood, "\"kernel\": 0", "\"kernel\": 2"),
+      "entries[0] ('forward').steps[0].kernel: index 2 out of range (2 kernels)");
+  expectInvalid(
+      replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 1, -1]"),
+      "entries[0] ('forward').steps[0].args[2]: index -1 out of range (4 buffers)");
   expectInvalid(replaced(kGood, "\"parameter\": 0}", "\"parameter\": 1}"),
                 "entries[0] ('forward').buffers[1].parameter: index 1 out of range (1 "
                 "parameters)");
@@ -112,54 +120,72 @@ TEST(Manifest, RejectsBadIndices) {
 }
 
 TEST(Manifest, RejectsInconsistentBuffers) {
-  expectInvalid(replaced(kGood, "\"shape\": [8, 8], \"kind\"", "\"shape\": [8, 4], \"kind\""),
-                "entries[0] ('forward').buffers[1]: buffer does not match parameter 'w' (f32 "
-                "[8, 8])");
-  expectInvalid(replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\"",
-                         "{\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"kind\""),
-                "entries[0] ('forward').buffers[3]: view is i32 but buffers[2] it views is f32");
-  expectInvalid(replaced(kGood, "\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"buffer\"",
-                         "\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"buffer\""),
-                "entries[0] ('forward').outputs[0]: output 'y' is i32 [B*S, 8] but buffers[3] "
-                "is f32 of rank 2");
-  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"kind\": \"input\"",
-                         "[\"B\", 8], \"kind\": \"input\""),
-                "entries[0] ('forward').buffers[0]: buffer is f32 of rank 2 but input 'x' is f32 "
-                "[B, S, 8]");
-  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[16, 5], \"kind\": \"view\", "
-                         "\"view_of\": 1}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
-                "entries[0] ('forward').buffers[3]: view has 80 elements from offset 0 but "
-                "buffers[1] has 64");
+  expectInvalid(
+      replaced(kGood, "\"shape\": [8, 8], \"kind\"", "\"shape\": [8, 4], \"kind\""),
+      "entries[0] ('forward').buffers[1]: buffer does not match parameter 'w' (f32 "
+      "[8, 8])");
+  expectInvalid(
+      replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\"",
+               "{\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"kind\""),
+      "entries[0] ('forward').buffers[3]: view is i32 but buffers[2] it views is f32");
+  expectInvalid(
+      replaced(kGood, "\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"buffer\"",
+               "\"dtype\": \"i32\", \"shape\": [\"B*S\", 8], \"buffer\""),
+      "entries[0] ('forward').outputs[0]: output 'y' is i32 [B*S, 8] but buffers[3] "
+      "is f32 of rank 2");
+  expectInvalid(
+      replaced(kGood, "[\"B\", \"S\", 8], \"kind\": \"input\"",
+               "[\"B\", 8], \"kind\": \"input\""),
+      "entries[0] ('forward').buffers[0]: buffer is f32 of rank 2 but input 'x' is f32 "
+      "[B, S, 8]");
+  expectInvalid(
+      replaced(kGood, "[\"B*S\", 8], \"kind\"",
+               "[16, 5], \"kind\": \"view\", "
+               "\"view_of\": 1}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+      "entries[0] ('forward').buffers[3]: view has 80 elements from offset 0 but "
+      "buffers[1] has 64");
   // A view may start inside what it views (a slice of leading rows), but must fit in it.
-  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[4, 8], \"kind\": \"view\", "
-                         "\"view_of\": 1, \"offset\": 40}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
-                "entries[0] ('forward').buffers[3]: view has 32 elements from offset 40 but "
-                "buffers[1] has 64");
-  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"", "[4, 8], \"kind\": \"view\", "
-                         "\"view_of\": 1, \"offset\": -8}, {\"dtype\": \"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+  expectInvalid(
+      replaced(kGood, "[\"B*S\", 8], \"kind\"",
+               "[4, 8], \"kind\": \"view\", "
+               "\"view_of\": 1, \"offset\": 40}, {\"dtype\": \"f32\", \"shape\": "
+               "[\"B*S\", 8], \"kind\""),
+      "entries[0] ('forward').buffers[3]: view has 32 elements from offset 40 but "
+      "buffers[1] has 64");
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"",
+                         "[4, 8], \"kind\": \"view\", "
+                         "\"view_of\": 1, \"offset\": -8}, {\"dtype\": \"f32\", "
+                         "\"shape\": [\"B*S\", 8], \"kind\""),
                 "entries[0] ('forward').buffers[3].offset: negative offset -8");
 }
 
 TEST(Manifest, RejectsUnboundDimensions) {
-  expectInvalid(replaced(kGood, "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\"}",
-                         "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\"}"),
-                "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound (no "
-                "input, and no state buffer without \"create\", has a shape item that is "
-                "exactly 'T', and no input has \"value_dim\": \"T\")");
+  expectInvalid(
+      replaced(kGood,
+               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\"}",
+               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\"}"),
+      "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound (no "
+      "input, and no state buffer without \"create\", has a shape item that is "
+      "exactly 'T', and no input has \"value_dim\": \"T\")");
 }
 
 TEST(Manifest, RejectsStepsThatReadUnwrittenOrWriteInputs) {
-  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [3, 1, 2]"),
-                "entries[0] ('forward').steps[0].args[0]: kernel 'mm' reads buffers[3] before "
-                "any step writes it");
-  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 2, 1]"),
-                "entries[0] ('forward').steps[0].args[1]: kernel 'mm' reads buffers[2] before "
-                "any step writes it");
-  expectInvalid(replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [1, 1, 0]"),
-                "entries[0] ('forward').steps[0].args[2]: kernel 'mm' writes buffers[0], which "
-                "is an input");
-  expectInvalid(replaced(kGood, "\"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]", "\"steps\": []"),
-                "entries[0] ('forward').outputs[0]: output 'y' is never written by any step");
+  expectInvalid(
+      replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [3, 1, 2]"),
+      "entries[0] ('forward').steps[0].args[0]: kernel 'mm' reads buffers[3] before "
+      "any step writes it");
+  expectInvalid(
+      replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [0, 2, 1]"),
+      "entries[0] ('forward').steps[0].args[1]: kernel 'mm' reads buffers[2] before "
+      "any step writes it");
+  expectInvalid(
+      replaced(kGood, "\"args\": [0, 1, 2]", "\"args\": [1, 1, 0]"),
+      "entries[0] ('forward').steps[0].args[2]: kernel 'mm' writes buffers[0], which "
+      "is an input");
+  expectInvalid(
+      replaced(kGood, "\"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]",
+               "\"steps\": []"),
+      "entries[0] ('forward').outputs[0]: output 'y' is never written by any step");
 }
 
 TEST(Manifest, RejectsDuplicates) {
@@ -167,24 +193,27 @@ TEST(Manifest, RejectsDuplicates) {
                 "entries[0] ('forward').inputs[1]: duplicate input name 'x'");
   expectInvalid(replaced(kGood, "[\"mm\", \"copy\"]", "[\"mm\", \"mm\"]"),
                 "kernels[1]: duplicate kernel 'mm'");
-  expectInvalid(replaced(kGood, "\"entries\": [{", "\"entries\": [{\"name\": \"forward\", "
-                "\"inputs\": [], \"outputs\": [], \"buffers\": [], \"steps\": []}, {"),
-                "entries[0] ('forward').outputs: an entry needs at least one output, unless "
-                "it creates or writes a state");
+  expectInvalid(
+      replaced(kGood, "\"entries\": [{",
+               "\"entries\": [{\"name\": \"forward\", "
+               "\"inputs\": [], \"outputs\": [], \"buffers\": [], \"steps\": []}, {"),
+      "entries[0] ('forward').outputs: an entry needs at least one output, unless "
+      "it creates or writes a state");
 }
 
 // Input value bounds: "bounds": [LO, HI] on integer inputs.
 
 const std::string kLen = R"({"name": "len", "dtype": "i32", "shape": ["B"]})";
 
-std::string withLenBounds(const std::string& bounds) {
+std::string withLenBounds(const std::string &bounds) {
   return replaced(kGood, kLen,
-                  R"({"name": "len", "dtype": "i32", "shape": ["B"], "bounds": )" + bounds + "}");
+                  R"({"name": "len", "dtype": "i32", "shape": ["B"], "bounds": )" +
+                      bounds + "}");
 }
 
 TEST(Manifest, BoundsParseAsIntegersOrExpressions) {
   auto m = parseManifest(withLenBounds(R"([-2, "S - 1"])"));
-  const TensorDesc& len = m->entries[0].inputs[1];
+  const TensorDesc &len = m->entries[0].inputs[1];
   ASSERT_TRUE(len.bounds.has_value());
   EXPECT_TRUE(len.bounds->min.isConstant());
   EXPECT_EQ(len.bounds->min.constantValue(), -2);
@@ -212,43 +241,50 @@ TEST(Manifest, BoundsParseAsIntegersOrExpressions) {
 }
 
 TEST(Manifest, BoundsAreOnlyForIntegerInputs) {
-  expectInvalid(replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0",
-                         "[\"B\", \"S\", 8], \"buffer\": 0, \"bounds\": [0, 1]"),
-                "entries[0] ('forward').inputs[0].bounds: input 'x' is f32; bounds are only "
-                "allowed on i32 and i64 inputs");
+  expectInvalid(
+      replaced(kGood, "[\"B\", \"S\", 8], \"buffer\": 0",
+               "[\"B\", \"S\", 8], \"buffer\": 0, \"bounds\": [0, 1]"),
+      "entries[0] ('forward').inputs[0].bounds: input 'x' is f32; bounds are only "
+      "allowed on i32 and i64 inputs");
   expectInvalid(replaced(kGood, "[\"B*S\", 8], \"buffer\": 3",
                          "[\"B*S\", 8], \"buffer\": 3, \"bounds\": [0, 1]"),
                 "entries[0] ('forward').outputs[0].bounds: only entry inputs may declare "
                 "bounds, not outputs");
-  expectInvalid(replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [8, 8], \"bounds\": [0, 1]}]"),
-                "parameters[0].bounds: only entry inputs may declare bounds, not parameters");
+  expectInvalid(
+      replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [8, 8], \"bounds\": [0, 1]}]"),
+      "parameters[0].bounds: only entry inputs may declare bounds, not parameters");
 }
 
 TEST(Manifest, RejectsMalformedBounds) {
   const std::string at = "entries[0] ('forward').inputs[1].bounds";
-  expectInvalid(withLenBounds("\"0..9\""),
-                at + ": expected [LO, HI] (integers or dimension expressions), got a string");
-  expectInvalid(withLenBounds("[0]"),
-                at + ": expected [LO, HI] (integers or dimension expressions), got 1 item");
-  expectInvalid(withLenBounds("[0, 1, 2]"),
-                at + ": expected [LO, HI] (integers or dimension expressions), got 3 items");
+  expectInvalid(
+      withLenBounds("\"0..9\""),
+      at + ": expected [LO, HI] (integers or dimension expressions), got a string");
+  expectInvalid(
+      withLenBounds("[0]"),
+      at + ": expected [LO, HI] (integers or dimension expressions), got 1 item");
+  expectInvalid(
+      withLenBounds("[0, 1, 2]"),
+      at + ": expected [LO, HI] (integers or dimension expressions), got 3 items");
   expectInvalid(withLenBounds("[0, 4.5]"),
                 at + "[1]: expected an integer or a dimension expression, got a number");
   expectInvalid(withLenBounds("[null, 4]"),
                 at + "[0]: expected an integer or a dimension expression, got null");
-  expectInvalid(withLenBounds(R"([0, "S-"])"),
-                at + "[1]: bad dimension expression \"S-\": expression ends where a number, "
-                     "name or '(' was expected");
+  expectInvalid(
+      withLenBounds(R"([0, "S-"])"),
+      at + "[1]: bad dimension expression \"S-\": expression ends where a number, "
+           "name or '(' was expected");
   expectInvalid(withLenBounds(R"([0, "1/0"])"),
                 at + "[1]: bad dimension expression \"1/0\": division by zero in '1/0'");
 }
 
 TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
   const std::string at = "entries[0] ('forward').inputs[1].bounds";
-  expectInvalid(withLenBounds(R"(["T", 9])"),
-                at + "[0]: dimension 'T' in \"T\" is not bound (no input, and no state "
-                     "buffer without \"create\", has a shape item that is exactly 'T', and no "
-                     "input has \"value_dim\": \"T\")");
+  expectInvalid(
+      withLenBounds(R"(["T", 9])"),
+      at + "[0]: dimension 'T' in \"T\" is not bound (no input, and no state "
+           "buffer without \"create\", has a shape item that is exactly 'T', and no "
+           "input has \"value_dim\": \"T\")");
   expectInvalid(withLenBounds(R"([5, "2+1"])"),
                 at + ": bounds [5, 2+1] of input 'len' admit no value");
   // Only provably empty bounds are rejected: [S, 3] may hold for some S.
@@ -296,13 +332,13 @@ TEST(Manifest, StatesValueDimsAndStridedViewsParse) {
   EXPECT_EQ(m->findState("kv"), 0);
   EXPECT_EQ(m->findState("nope"), -1);
 
-  const EntryDesc& start = m->entries[0];
+  const EntryDesc &start = m->entries[0];
   EXPECT_TRUE(start.outputs.empty()); // it creates a state: no output needed
   EXPECT_EQ(start.writtenStates, (std::vector<int>{0}));
   EXPECT_TRUE(start.buffers[1].create);
   EXPECT_EQ(start.buffers[2].root, 1);
 
-  const EntryDesc& step = m->entries[1];
+  const EntryDesc &step = m->entries[1];
   // Slots: names the inputs' shapes bind, then the state's, then the value_dim.
   EXPECT_EQ(step.dimNames, (std::vector<std::string>{"B", "T", "P"}));
   EXPECT_EQ(step.buffers[1].bindSlot, (std::vector<int>{0, 1, -1}));
@@ -318,22 +354,26 @@ TEST(Manifest, StatesValueDimsAndStridedViewsParse) {
   EXPECT_EQ(step.buffers[3].strides[0].text(), "T*8");
 
   // A view without strides of a strided view of its rank keeps that view's strides.
-  m = parseManifest(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
-                             R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
+  m = parseManifest(
+      replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+               R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
                                 {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 2, "offset": 8})"));
   EXPECT_EQ(m->entries[1].buffers[5].strideSource, 2);
   EXPECT_EQ(m->entries[1].buffers[5].root, 1);
 }
 
 TEST(Manifest, RejectsBadStates) {
-  expectInvalid(replaced(kStates, R"("dtype": "f32", "rank": 3)", R"("dtype": "i32", "rank": 3)"),
-                "states[0].dtype: state 'kv' is i32; states are f32");
-  expectInvalid(replaced(kStates, R"("rank": 3)", R"("rank": 0)"),
-                "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
-                "batch)");
-  expectInvalid(replaced(kStates, R"("rank": 3)", R"("rank": "3")"),
-                "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
-                "batch)");
+  expectInvalid(
+      replaced(kStates, R"("dtype": "f32", "rank": 3)", R"("dtype": "i32", "rank": 3)"),
+      "states[0].dtype: state 'kv' is i32; states are f32");
+  expectInvalid(
+      replaced(kStates, R"("rank": 3)", R"("rank": 0)"),
+      "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
+      "batch)");
+  expectInvalid(
+      replaced(kStates, R"("rank": 3)", R"("rank": "3")"),
+      "states[0].rank: expected an integer rank of at least 1 (dimension 0 is the "
+      "batch)");
   expectInvalid(replaced(kStates, R"({"name": "kv", "dtype": "f32", "rank": 3})",
                          R"({"name": "kv", "dtype": "f32", "rank": 3},
                             {"name": "kv", "dtype": "f32", "rank": 2})"),
@@ -341,28 +381,37 @@ TEST(Manifest, RejectsBadStates) {
   expectInvalid(replaced(kStates, R"({"name": "kv", "dtype")", R"({"name": "", "dtype")"),
                 "states[0].name: empty name");
   // Read by an entry, created by none.
-  expectInvalid(replaced(kStates, R"("state": 0, "create": true)", R"("state": 0)"),
-                "states[0]: state 'kv' is used by entry 'start' but no entry creates it (a "
-                "state buffer with \"create\": true)");
+  expectInvalid(
+      replaced(kStates, R"("state": 0, "create": true)", R"("state": 0)"),
+      "states[0]: state 'kv' is used by entry 'start' but no entry creates it (a "
+      "state buffer with \"create\": true)");
 }
 
 TEST(Manifest, RejectsBadStateBuffers) {
-  expectInvalid(replaced(kStates, R"("state": 0, "create": true)", R"("state": 1, "create": true)"),
-                "entries[0] ('start').buffers[1].state: index 1 out of range (1 states)");
-  expectInvalid(replaced(kStates, R"("create": true)", R"("create": 1)"),
-                "entries[0] ('start').buffers[1].create: expected true or false, got a number");
-  expectInvalid(replaced(kStates, R"(["B", 4, 8], "kind": "state")", R"(["B", 32], "kind": "state")"),
-                "entries[0] ('start').buffers[1]: buffer is f32 of rank 2 but state 'kv' is f32 "
-                "of rank 3");
-  expectInvalid(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
-                         R"({"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0})"),
-                "entries[1] ('step').buffers[4]: state 'kv' already has buffers[1] in this "
-                "entry (an entry has at most one buffer per state)");
+  expectInvalid(
+      replaced(kStates, R"("state": 0, "create": true)", R"("state": 1, "create": true)"),
+      "entries[0] ('start').buffers[1].state: index 1 out of range (1 states)");
+  expectInvalid(
+      replaced(kStates, R"("create": true)", R"("create": 1)"),
+      "entries[0] ('start').buffers[1].create: expected true or false, got a number");
+  expectInvalid(
+      replaced(kStates, R"(["B", 4, 8], "kind": "state")",
+               R"(["B", 32], "kind": "state")"),
+      "entries[0] ('start').buffers[1]: buffer is f32 of rank 2 but state 'kv' is f32 "
+      "of rank 3");
+  expectInvalid(
+      replaced(
+          kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+          R"({"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0})"),
+      "entries[1] ('step').buffers[4]: state 'kv' already has buffers[1] in this "
+      "entry (an entry has at most one buffer per state)");
   // A buffer that creates its state binds nothing: its names must come from elsewhere.
-  expectInvalid(replaced(kStates, R"(["B", 4, 8], "kind": "state")", R"(["B", "T", 8], "kind": "state")"),
-                "entries[0] ('start').buffers[1]: dimension 'T' in \"T\" is not bound (no input, "
-                "and no state buffer without \"create\", has a shape item that is exactly 'T', "
-                "and no input has \"value_dim\": \"T\")");
+  expectInvalid(
+      replaced(kStates, R"(["B", 4, 8], "kind": "state")",
+               R"(["B", "T", 8], "kind": "state")"),
+      "entries[0] ('start').buffers[1]: dimension 'T' in \"T\" is not bound (no input, "
+      "and no state buffer without \"create\", has a shape item that is exactly 'T', "
+      "and no input has \"value_dim\": \"T\")");
 }
 
 TEST(Manifest, RejectsBadViewOffsetsAndStrides) {
@@ -372,26 +421,31 @@ TEST(Manifest, RejectsBadViewOffsetsAndStrides) {
                      "number, name or '(' was expected");
   expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "0-8")"),
                 at + ".offset: \"0-8\" is negative");
-  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": 1.5)"),
-                at + ".offset: expected an integer or a dimension expression, got a number");
-  expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "Q*8")"),
-                at + ".offset: dimension 'Q' in \"Q*8\" is not bound (no input, and no state "
-                     "buffer without \"create\", has a shape item that is exactly 'Q', and no "
-                     "input has \"value_dim\": \"Q\")");
+  expectInvalid(
+      replaced(kStates, R"("offset": "P*8")", R"("offset": 1.5)"),
+      at + ".offset: expected an integer or a dimension expression, got a number");
+  expectInvalid(
+      replaced(kStates, R"("offset": "P*8")", R"("offset": "Q*8")"),
+      at + ".offset: dimension 'Q' in \"Q*8\" is not bound (no input, and no state "
+           "buffer without \"create\", has a shape item that is exactly 'Q', and no "
+           "input has \"value_dim\": \"Q\")");
   expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": 8)"),
                 at + ".strides: expected an array of element strides, got a number");
   expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": [8, 1])"),
                 at + ".strides: view has rank 3 but 2 strides");
-  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["T*8", -8, 1])"),
-                at + ".strides[1]: negative stride -8");
-  expectInvalid(replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["U*8", 8, 1])"),
-                at + ".strides[0]: dimension 'U' in \"U*8\" is not bound (no input, and no "
-                     "state buffer without \"create\", has a shape item that is exactly 'U', "
-                     "and no input has \"value_dim\": \"U\")");
+  expectInvalid(
+      replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["T*8", -8, 1])"),
+      at + ".strides[1]: negative stride -8");
+  expectInvalid(
+      replaced(kStates, R"("strides": ["T*8", 8, 1])", R"("strides": ["U*8", 8, 1])"),
+      at + ".strides[0]: dimension 'U' in \"U*8\" is not bound (no input, and no "
+           "state buffer without \"create\", has a shape item that is exactly 'U', "
+           "and no input has \"value_dim\": \"U\")");
   // Only views have a layout of their own.
-  expectInvalid(replaced(kStates, R"("shape": ["B", "P+1", 8], "kind": "temp")",
-                         R"("shape": ["B", "P+1", 8], "kind": "temp", "strides": [1, 1, 1])"),
-                "entries[1] ('step').buffers[4].strides: only a view has \"strides\"");
+  expectInvalid(
+      replaced(kStates, R"("shape": ["B", "P+1", 8], "kind": "temp")",
+               R"("shape": ["B", "P+1", 8], "kind": "temp", "strides": [1, 1, 1])"),
+      "entries[1] ('step').buffers[4].strides: only a view has \"strides\"");
   expectInvalid(replaced(kStates, R"("shape": ["B", "P+1", 8], "kind": "temp")",
                          R"("shape": ["B", "P+1", 8], "kind": "temp", "offset": 0)"),
                 "entries[1] ('step').buffers[4].offset: only a view has \"offset\"");
@@ -399,23 +453,27 @@ TEST(Manifest, RejectsBadViewOffsetsAndStrides) {
 
 TEST(Manifest, RejectsStridedViewsThatCannotWork) {
   // Static throughout: the last element, 64 + 7, lies past the state's 64.
-  std::string fixed = replaced(replaced(kStates, R"(["B", 4, 8], "kind": "state")",
-                                        R"([2, 4, 8], "kind": "state")"),
-                               R"(["B", 1, 8], "kind": "view", "view_of": 1, "strides": [32, 8, 1])",
-                               R"([2, 1, 8], "kind": "view", "view_of": 1, "strides": [64, 8, 1])");
-  expectInvalid(fixed, "entries[0] ('start').buffers[2]: strided view [2, 1, 8] with strides "
-                       "[64, 8, 1] from offset 0 reaches element 71 but buffers[1] has 64");
+  std::string fixed =
+      replaced(replaced(kStates, R"(["B", 4, 8], "kind": "state")",
+                        R"([2, 4, 8], "kind": "state")"),
+               R"(["B", 1, 8], "kind": "view", "view_of": 1, "strides": [32, 8, 1])",
+               R"([2, 1, 8], "kind": "view", "view_of": 1, "strides": [64, 8, 1])");
+  expectInvalid(fixed,
+                "entries[0] ('start').buffers[2]: strided view [2, 1, 8] with strides "
+                "[64, 8, 1] from offset 0 reaches element 71 but buffers[1] has 64");
   EXPECT_NO_THROW(parseManifest(replaced(fixed, "[64, 8, 1]", "[32, 8, 1]")));
   // A view without strides of a strided view of another rank.
-  expectInvalid(replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+  expectInvalid(replaced(kStates,
+                         R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
                          R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
                             {"dtype": "f32", "shape": ["B", 8], "kind": "view", "view_of": 2})"),
                 "entries[1] ('step').buffers[5]: view of rank 2 without strides views "
                 "buffers[2], a strided view of rank 3; give it its own strides");
   // Outputs are dense tensors.
-  expectInvalid(replaced(kStates, R"("buffer": 4}])", R"("buffer": 3}])"),
-                "entries[1] ('step').outputs[0]: output 'y' is buffers[3], a strided view; "
-                "outputs are dense (copy it into a temp)");
+  expectInvalid(
+      replaced(kStates, R"("buffer": 4}])", R"("buffer": 3}])"),
+      "entries[1] ('step').outputs[0]: output 'y' is buffers[3], a strided view; "
+      "outputs are dense (copy it into a temp)");
 }
 
 TEST(Manifest, RejectsBadValueDims) {
@@ -424,41 +482,52 @@ TEST(Manifest, RejectsBadValueDims) {
                 at + ".value_dim: expected a dimension name, got a number");
   expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "P+1")"),
                 at + ".value_dim: \"P+1\" is not a dimension name");
-  expectInvalid(replaced(kStates, R"("dtype": "i32", "shape": [], "bounds": [0, "T-1"], )",
+  expectInvalid(replaced(kStates,
+                         R"("dtype": "i32", "shape": [], "bounds": [0, "T-1"], )",
                          R"("dtype": "f32", "shape": [], )"),
                 at + ".value_dim: input 'pos' is f32; a value_dim input is i32 or i64");
-  expectInvalid(replaced(kStates, R"("shape": [], "bounds")", R"("shape": [1], "bounds")"),
-                at + ".value_dim: input 'pos' has shape [1]; a value_dim input has rank 0 (one "
-                     "element)");
-  expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "B")"),
-                at + ".value_dim: dimension 'B' is also bound by input 'x'; a value_dim names a "
-                     "dimension that no shape binds");
+  expectInvalid(
+      replaced(kStates, R"("shape": [], "bounds")", R"("shape": [1], "bounds")"),
+      at + ".value_dim: input 'pos' has shape [1]; a value_dim input has rank 0 (one "
+           "element)");
+  expectInvalid(
+      replaced(kStates, R"("value_dim": "P")", R"("value_dim": "B")"),
+      at + ".value_dim: dimension 'B' is also bound by input 'x'; a value_dim names a "
+           "dimension that no shape binds");
   expectInvalid(replaced(kStates, R"("value_dim": "P")", R"("value_dim": "T")"),
                 at + ".value_dim: dimension 'T' is also bound by buffers[1] (state); a "
                      "value_dim names a dimension that no shape binds");
-  expectInvalid(replaced(kStates, R"("value_dim": "P"},)",
-                         R"("value_dim": "P"}, {"name": "p2", "dtype": "i64", "shape": [], "value_dim": "P"},)"),
-                "entries[1] ('step').inputs[2].value_dim: dimension 'P' is also bound by the "
-                "value of input 'pos'; a value_dim names a dimension that no shape binds");
+  expectInvalid(
+      replaced(
+          kStates, R"("value_dim": "P"},)",
+          R"("value_dim": "P"}, {"name": "p2", "dtype": "i64", "shape": [], "value_dim": "P"},)"),
+      "entries[1] ('step').inputs[2].value_dim: dimension 'P' is also bound by the "
+      "value of input 'pos'; a value_dim names a dimension that no shape binds");
   // A value_dim's bounds are checked before any value_dim is bound.
-  expectInvalid(replaced(kStates, R"("bounds": [0, "T-1"])", R"("bounds": [0, "P"])"),
-                at + ".bounds[1]: bounds of value_dim input 'pos' use dimension 'P', which is "
-                     "itself a value_dim; they may only use dimensions that shapes bind");
+  expectInvalid(
+      replaced(kStates, R"("bounds": [0, "T-1"])", R"("bounds": [0, "P"])"),
+      at + ".bounds[1]: bounds of value_dim input 'pos' use dimension 'P', which is "
+           "itself a value_dim; they may only use dimensions that shapes bind");
 }
 
 TEST(Manifest, StepsMayReadAndWriteStates) {
   // A state holds data before the first step: a step may read it straight away.
-  EXPECT_NO_THROW(parseManifest(replaced(kStates, R"({"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]})",
-                                         R"({"kernel": 0, "args": [3, 4]})")));
+  EXPECT_NO_THROW(parseManifest(
+      replaced(kStates, R"({"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]})",
+               R"({"kernel": 0, "args": [3, 4]})")));
   // An entry that only creates its state (zero-filled) needs no output and no step.
-  auto m = parseManifest(replaced(kStates, R"("steps": [{"kernel": 0, "args": [0, 2]}]},)",
-                                  R"("steps": []},)"));
+  auto m = parseManifest(replaced(
+      kStates, R"("steps": [{"kernel": 0, "args": [0, 2]}]},)", R"("steps": []},)"));
   EXPECT_EQ(m->entries[0].writtenStates, (std::vector<int>{0}));
   // One that neither creates nor writes a state needs an output.
-  expectInvalid(replaced(replaced(kStates, R"("outputs": [{"name": "y", "dtype": "f32", "shape": ["B", "P+1", 8], "buffer": 4}],)",
-                                  R"("outputs": [],)"),
-                         R"("steps": [{"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]}]})",
-                         R"("steps": [{"kernel": 0, "args": [3, 4]}]})"),
-                "entries[1] ('step').outputs: an entry needs at least one output, unless it "
-                "creates or writes a state");
+  expectInvalid(
+      replaced(
+          replaced(
+              kStates,
+              R"("outputs": [{"name": "y", "dtype": "f32", "shape": ["B", "P+1", 8], "buffer": 4}],)",
+              R"("outputs": [],)"),
+          R"("steps": [{"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]}]})",
+          R"("steps": [{"kernel": 0, "args": [3, 4]}]})"),
+      "entries[1] ('step').outputs: an entry needs at least one output, unless it "
+      "creates or writes a state");
 }

@@ -1,5 +1,5 @@
-// ModelTest.cpp - opening model libraries: introspection, and every way a file can fail to
-// be a usable Kiln model.
+// ModelTest.cpp - opening model libraries: introspection, and every way a file can fail
+// to be a usable Kiln model.
 #include "TestUtil.hpp"
 
 #include <climits>
@@ -11,20 +11,20 @@ using namespace kiln::test;
 namespace {
 
 struct ModelFixture : ::testing::Test {
-  kiln_model* model = nullptr;
+  kiln_model *model = nullptr;
   void SetUp() override { ASSERT_OK(kiln_model_open(FAKE_MODEL, &model)); }
   void TearDown() override { kiln_model_release(model); }
 };
 
-Result openFails(const std::string& path) {
-  kiln_model* model = reinterpret_cast<kiln_model*>(0x1);
+Result openFails(const std::string &path) {
+  kiln_model *model = reinterpret_cast<kiln_model *>(0x1);
   Result r = take(kiln_model_open(path.c_str(), &model));
   EXPECT_EQ(model, nullptr) << "out_model must be cleared on failure";
   kiln_model_release(model);
   return r;
 }
 
-std::vector<std::string> dims(const kiln_tensor_info& info) {
+std::vector<std::string> dims(const kiln_tensor_info &info) {
   return std::vector<std::string>(info.dims, info.dims + info.rank);
 }
 
@@ -51,7 +51,8 @@ TEST_F(ModelFixture, DescribesInputsOutputsAndParameters) {
   EXPECT_STREQ(info.name, "x");
   EXPECT_EQ(info.dtype, KILN_DTYPE_F32);
   EXPECT_EQ(dims(info), (std::vector<std::string>{"B", "S", "4"}));
-  EXPECT_EQ(std::vector<int64_t>(info.shape, info.shape + 3), (std::vector<int64_t>{-1, -1, 4}));
+  EXPECT_EQ(std::vector<int64_t>(info.shape, info.shape + 3),
+            (std::vector<int64_t>{-1, -1, 4}));
   ASSERT_OK(kiln_model_output_info(model, 0, 0, &info));
   EXPECT_STREQ(info.name, "z");
   EXPECT_EQ(dims(info), (std::vector<std::string>{"(B*S*4)/4", "4"}));
@@ -76,14 +77,14 @@ TEST_F(ModelFixture, ListsDynamicDimsAndEvaluatesShapes) {
   EXPECT_STREQ(kiln_model_dim_name(model, 1, 1), "T");
   EXPECT_EQ(kiln_model_dim_name(model, 1, 2), nullptr);
 
-  const char* names[] = {"S", "B", "unused"};
+  const char *names[] = {"S", "B", "unused"};
   const int64_t values[] = {5, 3, 99};
   int64_t shape[2];
   ASSERT_OK(kiln_model_output_shape(model, 0, 0, names, values, 3, shape));
   EXPECT_EQ(shape[0], 15);
   EXPECT_EQ(shape[1], 4);
 
-  const char* widenNames[] = {"B", "T"};
+  const char *widenNames[] = {"B", "T"};
   const int64_t widenValues[] = {2, 6};
   ASSERT_OK(kiln_model_input_shape(model, 1, 1, widenNames, widenValues, 2, shape));
   EXPECT_EQ(shape[1], 7); // "T+1"
@@ -97,7 +98,7 @@ TEST_F(ModelFixture, DescribesInputBounds) {
   size_t encode = 0;
   ASSERT_OK(kiln_model_find_entry(model, "encode", &encode));
   ASSERT_EQ(kiln_model_input_count(model, encode), 3u);
-  const char* want[3][2] = {{"0", "49"}, {"1", "S"}, {"-1", "S-1"}};
+  const char *want[3][2] = {{"0", "49"}, {"1", "S"}, {"-1", "S-1"}};
   kiln_tensor_info info;
   for (size_t i = 0; i < 3; ++i) {
     ASSERT_OK(kiln_model_input_info(model, encode, i, &info));
@@ -117,7 +118,7 @@ TEST_F(ModelFixture, DescribesInputBounds) {
 
 TEST_F(ModelFixture, EvaluatesInputBounds) {
   const size_t encode = 3;
-  const char* names[] = {"B", "S"};
+  const char *names[] = {"B", "S"};
   const int64_t values[] = {2, 9};
   int64_t lo = 0, hi = 0;
   ASSERT_OK(kiln_model_input_bounds(model, encode, 0, names, values, 2, &lo, &hi));
@@ -128,7 +129,8 @@ TEST_F(ModelFixture, EvaluatesInputBounds) {
   ASSERT_OK(kiln_model_input_bounds(model, encode, 1, names, values, 2, &lo, &hi));
   EXPECT_EQ(lo, 1);
   EXPECT_EQ(hi, 9);
-  ASSERT_OK(kiln_model_input_bounds(model, encode, 2, names + 1, values + 1, 1, &lo, &hi));
+  ASSERT_OK(
+      kiln_model_input_bounds(model, encode, 2, names + 1, values + 1, 1, &lo, &hi));
   EXPECT_EQ(lo, -1);
   EXPECT_EQ(hi, 8);
 
@@ -138,12 +140,14 @@ TEST_F(ModelFixture, EvaluatesInputBounds) {
   EXPECT_EQ(hi, INT32_MAX);
   Result r = take(kiln_model_input_bounds(model, 0, 0, nullptr, nullptr, 0, &lo, &hi));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
-  EXPECT_EQ(r.message, "entry 'forward': input 'x' is f32; only integer inputs have value bounds");
+  EXPECT_EQ(r.message,
+            "entry 'forward': input 'x' is f32; only integer inputs have value bounds");
 
   r = take(kiln_model_input_bounds(model, encode, 1, names, values, 1, &lo, &hi));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
-  EXPECT_EQ(r.message, "entry 'encode': bounds [1, S] of input 'src_lengths' needs a value for "
-                       "dimension 'S'");
+  EXPECT_EQ(r.message,
+            "entry 'encode': bounds [1, S] of input 'src_lengths' needs a value for "
+            "dimension 'S'");
   r = take(kiln_model_input_bounds(model, encode, 3, names, values, 2, &lo, &hi));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
   r = take(kiln_model_input_bounds(model, encode, 0, names, values, 2, nullptr, &hi));
@@ -156,7 +160,8 @@ TEST_F(ModelFixture, FindEntryListsTheAvailableOnes) {
   EXPECT_EQ(index, 1u);
   Result r = take(kiln_model_find_entry(model, "decode", &index));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND);
-  EXPECT_NE(r.message.find("no entry 'decode'; available entries: forward, widen, broken, encode"),
+  EXPECT_NE(r.message.find(
+                "no entry 'decode'; available entries: forward, widen, broken, encode"),
             std::string::npos)
       << r;
 }
@@ -223,24 +228,27 @@ TEST(ModelOpen, KernelMetadataMustMatchTheManifest) {
 TEST(ModelOpen, BoundsOnAFloatInputAreRejected) {
   Result r = openFails(FAKE_MODEL_FLOAT_BOUNDS);
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_EQ(r.message, std::string("model '") + FAKE_MODEL_FLOAT_BOUNDS +
-                           "': invalid manifest: entries[0] ('forward').inputs[0].bounds: input "
-                           "'x' is f32; bounds are only allowed on i32 and i64 inputs");
+  EXPECT_EQ(r.message,
+            std::string("model '") + FAKE_MODEL_FLOAT_BOUNDS +
+                "': invalid manifest: entries[0] ('forward').inputs[0].bounds: input "
+                "'x' is f32; bounds are only allowed on i32 and i64 inputs");
 }
 
 TEST(ModelOpen, MalformedBoundsAreRejected) {
   Result r = openFails(FAKE_MODEL_BAD_BOUNDS);
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_EQ(r.message, std::string("model '") + FAKE_MODEL_BAD_BOUNDS +
-                           "': invalid manifest: entries[3] ('encode').inputs[1].bounds[1]: bad "
-                           "dimension expression \"S+\": expression ends where a number, name "
-                           "or '(' was expected");
+  EXPECT_EQ(r.message,
+            std::string("model '") + FAKE_MODEL_BAD_BOUNDS +
+                "': invalid manifest: entries[3] ('encode').inputs[1].bounds[1]: bad "
+                "dimension expression \"S+\": expression ends where a number, name "
+                "or '(' was expected");
 }
 
 TEST(ModelOpen, NullArgumentsAreInvalid) {
-  kiln_model* model = nullptr;
+  kiln_model *model = nullptr;
   EXPECT_EQ(take(kiln_model_open(nullptr, &model)).code, KILN_STATUS_INVALID_ARGUMENT);
-  EXPECT_EQ(take(kiln_model_open(FAKE_MODEL, nullptr)).code, KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(take(kiln_model_open(FAKE_MODEL, nullptr)).code,
+            KILN_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(take(kiln_model_open("", &model)).code, KILN_STATUS_INVALID_ARGUMENT);
   // Queries on a NULL model are harmless.
   EXPECT_EQ(kiln_model_entry_count(nullptr), 0u);
@@ -255,7 +263,7 @@ TEST(ModelOpen, BareFileNameIsOpenedFromTheCurrentDirectory) {
   char previous[PATH_MAX];
   ASSERT_NE(getcwd(previous, sizeof previous), nullptr);
   ASSERT_EQ(chdir(dir.c_str()), 0);
-  kiln_model* model = nullptr;
+  kiln_model *model = nullptr;
   Result r = take(kiln_model_open(full.substr(full.rfind('/') + 1).c_str(), &model));
   ASSERT_EQ(chdir(previous), 0);
   EXPECT_TRUE(r.ok()) << r;

@@ -13,9 +13,9 @@ namespace {
 
 struct SessionFixture : ::testing::Test {
   std::mt19937 rng{42};
-  kiln_model* model = nullptr;
-  kiln_weights* weights = nullptr;
-  kiln_session* session = nullptr;
+  kiln_model *model = nullptr;
+  kiln_weights *weights = nullptr;
+  kiln_session *session = nullptr;
   std::unique_ptr<FakeWeights> fake;
 
   void SetUp() override {
@@ -48,7 +48,7 @@ struct SessionFixture : ::testing::Test {
     EXPECT_EQ(z.shape[0], b * s);
     EXPECT_EQ(z.shape[1], 4);
     std::vector<float> want = referenceForward(x, y, *fake);
-    const float* got = static_cast<const float*>(z.data);
+    const float *got = static_cast<const float *>(z.data);
     for (size_t i = 0; i < want.size(); ++i)
       ASSERT_FLOAT_EQ(got[i], want[i]) << "z[" << i << "] with B=" << b << ", S=" << s;
 
@@ -58,10 +58,11 @@ struct SessionFixture : ::testing::Test {
     ASSERT_EQ(sum.rank, 3);
     EXPECT_EQ(std::vector<int64_t>(sum.shape, sum.shape + 3), shape);
     for (size_t i = 0; i < x.size(); ++i)
-      ASSERT_FLOAT_EQ(static_cast<const float*>(sum.data)[i], x[i] + y[i]);
+      ASSERT_FLOAT_EQ(static_cast<const float *>(sum.data)[i], x[i] + y[i]);
   }
 
-  Result runForwardWith(const std::vector<int64_t>& xShape, const std::vector<int64_t>& yShape,
+  Result runForwardWith(const std::vector<int64_t> &xShape,
+                        const std::vector<int64_t> &yShape,
                         kiln_dtype xType = KILN_DTYPE_F32) {
     std::vector<float> x(64, 0.5f), y(64, -0.25f);
     kiln_tensor inputs[2] = {tensor("x", xType, xShape, x.data()),
@@ -70,7 +71,7 @@ struct SessionFixture : ::testing::Test {
   }
 };
 
-#define EXPECT_MESSAGE_HAS(result, text)                                                       \
+#define EXPECT_MESSAGE_HAS(result, text)                                                 \
   EXPECT_NE((result).message.find(text), std::string::npos) << (result)
 
 } // namespace
@@ -122,8 +123,9 @@ TEST_F(SessionFixture, TempLimitIsEnforcedBeforeRunning) {
   runForward(2, 2); // 3 temps x 64 bytes
   Result r = runForwardWith({4, 4, 4}, {4, 4, 4});
   EXPECT_EQ(r.code, KILN_STATUS_RESOURCE_EXHAUSTED) << r;
-  EXPECT_MESSAGE_HAS(r, "needs 768 bytes of temporaries with B=4, S=4, over the session's "
-                        "limit of 500 bytes");
+  EXPECT_MESSAGE_HAS(r,
+                     "needs 768 bytes of temporaries with B=4, S=4, over the session's "
+                     "limit of 500 bytes");
 }
 
 TEST_F(SessionFixture, EmptyBatchRuns) {
@@ -138,9 +140,9 @@ TEST_F(SessionFixture, IntegerEntryWithExpressionDims) {
   // widen: tok [B, T] binds T; pos must be [B, T+1]; out = 2 * pos as i64.
   std::uniform_int_distribution<int32_t> dist(-1000, 1000);
   std::vector<int32_t> tok(2 * 3), pos(2 * 4);
-  for (auto& v : tok)
+  for (auto &v : tok)
     v = dist(rng);
-  for (auto& v : pos)
+  for (auto &v : pos)
     do
       v = dist(rng);
     while (v == 0);
@@ -154,7 +156,7 @@ TEST_F(SessionFixture, IntegerEntryWithExpressionDims) {
   ASSERT_EQ(out.rank, 2);
   EXPECT_EQ(out.shape[1], 4);
   for (size_t i = 0; i < pos.size(); ++i)
-    EXPECT_EQ(static_cast<const int64_t*>(out.data)[i], 2 * int64_t(pos[i]));
+    EXPECT_EQ(static_cast<const int64_t *>(out.data)[i], 2 * int64_t(pos[i]));
 
   std::vector<int64_t> copy(pos.size());
   ASSERT_OK(kiln_session_copy_output(session, "out", copy.data(), copy.size() * 8));
@@ -174,15 +176,17 @@ TEST_F(SessionFixture, IntegerEntryWithExpressionDims) {
 TEST_F(SessionFixture, DimensionBoundTwiceMustAgree) {
   Result r = runForwardWith({2, 3, 4}, {3, 3, 4});
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
-  EXPECT_MESSAGE_HAS(r, "entry 'forward': dimension 'B' is 2 in input 'x' (dim 0 of [2, 3, 4]) "
-                        "but 3 in input 'y' (dim 0 of [3, 3, 4])");
+  EXPECT_MESSAGE_HAS(
+      r, "entry 'forward': dimension 'B' is 2 in input 'x' (dim 0 of [2, 3, 4]) "
+         "but 3 in input 'y' (dim 0 of [3, 3, 4])");
 }
 
 TEST_F(SessionFixture, StaticDimensionMismatch) {
   Result r = runForwardWith({2, 3, 5}, {2, 3, 4});
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
-  EXPECT_MESSAGE_HAS(r, "entry 'forward': input 'x' has shape [2, 3, 5], expected [B, S, 4]: "
-                        "dim 2 is 5, expected 4");
+  EXPECT_MESSAGE_HAS(
+      r, "entry 'forward': input 'x' has shape [2, 3, 5], expected [B, S, 4]: "
+         "dim 2 is 5, expected 4");
 }
 
 TEST_F(SessionFixture, WrongRank) {
@@ -215,8 +219,9 @@ TEST_F(SessionFixture, NegativeSizeAndNullData) {
 TEST_F(SessionFixture, UnknownEntryListsAvailableOnes) {
   Result r = take(kiln_session_run(session, "decode_step", nullptr, 0));
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
-  EXPECT_MESSAGE_HAS(r, "model 'fake' has no entry 'decode_step'; available entries: forward, "
-                        "widen, broken, encode");
+  EXPECT_MESSAGE_HAS(
+      r, "model 'fake' has no entry 'decode_step'; available entries: forward, "
+         "widen, broken, encode");
 }
 
 TEST_F(SessionFixture, MissingUnknownAndDuplicateInputs) {
@@ -247,8 +252,9 @@ TEST_F(SessionFixture, KernelErrorCarriesHalideMessage) {
   kiln_tensor input = tensor("x", KILN_DTYPE_F32, shape, x.data());
   Result r = take(kiln_session_run(session, "broken", &input, 1));
   EXPECT_EQ(r.code, KILN_STATUS_KERNEL_ERROR) << r;
-  EXPECT_MESSAGE_HAS(r, "entry 'broken': kernel 'fake_fail' (step 0 of 1) failed with Halide "
-                        "error code -1: fake_fail: refusing to process x of 5 elements");
+  EXPECT_MESSAGE_HAS(
+      r, "entry 'broken': kernel 'fake_fail' (step 0 of 1) failed with Halide "
+         "error code -1: fake_fail: refusing to process x of 5 elements");
 }
 
 TEST_F(SessionFixture, OutputsNeedASuccessfulRun) {
@@ -273,7 +279,7 @@ TEST_F(SessionFixture, OutputsNeedASuccessfulRun) {
 }
 
 TEST_F(SessionFixture, SessionNeedsWeightsForAModelWithParameters) {
-  kiln_session* other = reinterpret_cast<kiln_session*>(0x1);
+  kiln_session *other = reinterpret_cast<kiln_session *>(0x1);
   Result r = take(kiln_session_create(model, nullptr, nullptr, &other));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
   EXPECT_EQ(other, nullptr);
@@ -294,7 +300,7 @@ TEST_F(SessionFixture, SessionsOnSeveralThreadsShareModelAndWeights) {
   std::vector<int> failures(kThreads, 0);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      kiln_session* own = nullptr;
+      kiln_session *own = nullptr;
       if (!take(kiln_session_create(model, weights, nullptr, &own)).ok()) {
         failures[t] = 1;
         return;
@@ -314,7 +320,7 @@ TEST_F(SessionFixture, SessionsOnSeveralThreadsShareModelAndWeights) {
           continue;
         }
         std::vector<float> want = referenceForward(x, y, *fake);
-        const float* got = static_cast<const float*>(z.data);
+        const float *got = static_cast<const float *>(z.data);
         for (size_t i = 0; i < want.size(); ++i)
           if (std::fabs(got[i] - want[i]) > 1e-6f * (1 + std::fabs(want[i])))
             ++failures[t];
@@ -322,7 +328,7 @@ TEST_F(SessionFixture, SessionsOnSeveralThreadsShareModelAndWeights) {
       kiln_session_release(own);
     });
   }
-  for (auto& th : threads)
+  for (auto &th : threads)
     th.join();
   for (int t = 0; t < kThreads; ++t)
     EXPECT_EQ(failures[t], 0) << "thread " << t;
@@ -331,20 +337,21 @@ TEST_F(SessionFixture, SessionsOnSeveralThreadsShareModelAndWeights) {
 TEST_F(SessionFixture, MisalignedTensorsInTheFileAreRealigned) {
   // Writers may pack tensors at any byte offset; a 13-byte header puts the data at offset
   // 21, so neither tensor is 4-byte aligned in the mapping.
-  std::string header = "{\"proj.weight\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
-                       "\"proj.bias\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[16,32]}}";
+  std::string header =
+      "{\"proj.weight\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]},"
+      "\"proj.bias\":{\"dtype\":\"F32\",\"shape\":[2,2],\"data_offsets\":[16,32]}}";
   header.append((13 - header.size() % 8 + 8) % 8, ' ');
   ASSERT_EQ((8 + header.size()) % 4, 1u);
   std::string bytes(8, '\0');
   for (int i = 0; i < 8; ++i)
     bytes[i] = char(uint64_t(header.size()) >> (8 * i));
   bytes += header;
-  bytes.append(reinterpret_cast<const char*>(fake->weight.data()), 16);
-  bytes.append(reinterpret_cast<const char*>(fake->bias.data()), 16);
+  bytes.append(reinterpret_cast<const char *>(fake->weight.data()), 16);
+  bytes.append(reinterpret_cast<const char *>(fake->bias.data()), 16);
   std::string path = tempPath("misaligned.safetensors");
   writeFile(path, bytes);
 
-  kiln_weights* misaligned = nullptr;
+  kiln_weights *misaligned = nullptr;
   ASSERT_OK(kiln_weights_open(model, path.c_str(), &misaligned));
   kiln_session_release(session);
   ASSERT_OK(kiln_session_create(model, misaligned, nullptr, &session));
@@ -383,13 +390,14 @@ struct EncodeFixture : SessionFixture {
 
   Result run() {
     std::vector<int64_t> idsShape{b, s}, batchShape{b};
-    kiln_tensor inputs[3] = {tensor("src_lengths", KILN_DTYPE_I32, batchShape, lengths.data()),
-                             tensor("start", KILN_DTYPE_I64, batchShape, start.data()),
-                             tensor("src_ids", KILN_DTYPE_I32, idsShape, ids.data())};
+    kiln_tensor inputs[3] = {
+        tensor("src_lengths", KILN_DTYPE_I32, batchShape, lengths.data()),
+        tensor("start", KILN_DTYPE_I64, batchShape, start.data()),
+        tensor("src_ids", KILN_DTYPE_I32, idsShape, ids.data())};
     return take(kiln_session_run(session, "encode", inputs, 3));
   }
 
-  void expectRejected(const std::string& message) {
+  void expectRejected(const std::string &message) {
     Result r = run();
     EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
     EXPECT_EQ(r.message, message);
@@ -400,7 +408,8 @@ struct EncodeFixture : SessionFixture {
 } // namespace
 
 TEST_F(EncodeFixture, InBoundsInputsRun) {
-  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{2, 9}, {1, 1}, {3, 2000}, {0, 4}}) {
+  for (auto [batch, seq] :
+       {std::pair<int64_t, int64_t>{2, 9}, {1, 1}, {3, 2000}, {0, 4}}) {
     fill(batch, seq);
     Result r = run();
     ASSERT_TRUE(r.ok()) << r << " with B=" << batch << ", S=" << seq;
@@ -410,7 +419,7 @@ TEST_F(EncodeFixture, InBoundsInputsRun) {
     EXPECT_EQ(out.shape[0], batch);
     EXPECT_EQ(out.shape[1], seq);
     for (size_t i = 0; i < ids.size(); ++i)
-      ASSERT_EQ(static_cast<const int64_t*>(out.data)[i], 2 * int64_t(ids[i])) << i;
+      ASSERT_EQ(static_cast<const int64_t *>(out.data)[i], 2 * int64_t(ids[i])) << i;
   }
   // S = 0 makes [1, S] empty, which is fine while there are no lengths to check.
   fill(0, 0);
@@ -421,19 +430,23 @@ TEST_F(EncodeFixture, InBoundsInputsRun) {
 TEST_F(EncodeFixture, StaticBoundsNameTheFirstElementOutside) {
   fill(2, 9);
   ids[1 * 9 + 3] = 57;
-  expectRejected("entry 'encode': input 'src_ids' element [1, 3] is 57, outside its bounds "
-                 "[0, 49]");
+  expectRejected(
+      "entry 'encode': input 'src_ids' element [1, 3] is 57, outside its bounds "
+      "[0, 49]");
   ids[0 * 9 + 5] = -1; // earlier in memory: reported first
-  expectRejected("entry 'encode': input 'src_ids' element [0, 5] is -1, outside its bounds "
-                 "[0, 49]");
+  expectRejected(
+      "entry 'encode': input 'src_ids' element [0, 5] is -1, outside its bounds "
+      "[0, 49]");
   fill(2, 9);
   ids[9] = 50;
-  expectRejected("entry 'encode': input 'src_ids' element [1, 0] is 50, outside its bounds "
-                 "[0, 49]");
+  expectRejected(
+      "entry 'encode': input 'src_ids' element [1, 0] is 50, outside its bounds "
+      "[0, 49]");
   fill(2, 9);
   ids[0] = INT32_MIN;
-  expectRejected("entry 'encode': input 'src_ids' element [0, 0] is -2147483648, outside its "
-                 "bounds [0, 49]");
+  expectRejected(
+      "entry 'encode': input 'src_ids' element [0, 0] is -2147483648, outside its "
+      "bounds [0, 49]");
   // The session recovers: a good run after failed ones.
   fill(2, 9);
   EXPECT_TRUE(run().ok());
@@ -442,24 +455,28 @@ TEST_F(EncodeFixture, StaticBoundsNameTheFirstElementOutside) {
 TEST_F(EncodeFixture, ExpressionBoundsShowTheirValues) {
   fill(2, 9);
   lengths[0] = 12;
-  expectRejected("entry 'encode': input 'src_lengths' element [0] is 12, outside its bounds "
-                 "[1, S] = [1, 9]");
+  expectRejected(
+      "entry 'encode': input 'src_lengths' element [0] is 12, outside its bounds "
+      "[1, S] = [1, 9]");
   lengths[0] = 9;
   lengths[1] = 0;
-  expectRejected("entry 'encode': input 'src_lengths' element [1] is 0, outside its bounds "
-                 "[1, S] = [1, 9]");
+  expectRejected(
+      "entry 'encode': input 'src_lengths' element [1] is 0, outside its bounds "
+      "[1, S] = [1, 9]");
   fill(2, 9);
   start[1] = 9;
   expectRejected("entry 'encode': input 'start' element [1] is 9, outside its bounds "
                  "[-1, S-1] = [-1, 8]");
   start[1] = INT64_MIN;
-  expectRejected("entry 'encode': input 'start' element [1] is -9223372036854775808, outside "
-                 "its bounds [-1, S-1] = [-1, 8]");
+  expectRejected(
+      "entry 'encode': input 'start' element [1] is -9223372036854775808, outside "
+      "its bounds [-1, S-1] = [-1, 8]");
   // An empty range rejects any element: with S = 0, no length is valid.
   fill(2, 0);
   lengths = {0, 1};
-  expectRejected("entry 'encode': input 'src_lengths' element [0] is 0, outside its bounds "
-                 "[1, S] = [1, 0]");
+  expectRejected(
+      "entry 'encode': input 'src_lengths' element [0] is 0, outside its bounds "
+      "[1, S] = [1, 0]");
 }
 
 TEST_F(EncodeFixture, LargeInputsAreCheckedToTheLastElement) {
@@ -467,7 +484,8 @@ TEST_F(EncodeFixture, LargeInputsAreCheckedToTheLastElement) {
   for (int64_t at : {int64_t(4095), int64_t(4096), int64_t(3 * 5000 - 1)}) {
     fill(3, 5000);
     ids[size_t(at)] = 50;
-    expectRejected("entry 'encode': input 'src_ids' element [" + std::to_string(at / 5000) +
-                   ", " + std::to_string(at % 5000) + "] is 50, outside its bounds [0, 49]");
+    expectRejected("entry 'encode': input 'src_ids' element [" +
+                   std::to_string(at / 5000) + ", " + std::to_string(at % 5000) +
+                   "] is 50, outside its bounds [0, 49]");
   }
 }

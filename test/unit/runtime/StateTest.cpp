@@ -1,7 +1,7 @@
 // StateTest.cpp - session states, value dimensions and strided views, run end to end on
 // state_model.c: creation, in-place writes at a position given by an input's value, row
-// gathers (checked against a reference on random row lists), and every error a caller or a
-// failing kernel can cause, with the states left as the API promises.
+// gathers (checked against a reference on random row lists), and every error a caller or
+// a failing kernel can cause, with the states left as the API promises.
 #include "TestUtil.hpp"
 
 #include "kiln/runtime.hpp"
@@ -24,36 +24,37 @@ protected:
   }
 
   // The helpers return the call's status, for ASSERT_OK or take().
-  kiln_status* run(const char* entry, const std::vector<kiln_tensor>& inputs) {
+  kiln_status *run(const char *entry, const std::vector<kiln_tensor> &inputs) {
     return kiln_session_run(session, entry, inputs.data(), inputs.size());
   }
   // start: creates cache [b, 3], zero-filled.
-  kiln_status* start(int64_t b) {
+  kiln_status *start(int64_t b) {
     std::vector<int32_t> batch(size_t(b), 0);
     std::vector<int64_t> shape{b};
     return run("start", {tensor("batch", KILN_DTYPE_I32, shape, batch.data())});
   }
   // start_aux: creates aux [n, 2] holding `a`.
-  kiln_status* startAux(const std::vector<float>& a) {
+  kiln_status *startAux(const std::vector<float> &a) {
     std::vector<int64_t> shape{int64_t(a.size() / 2), 2};
     return run("start_aux", {tensor("a", KILN_DTYPE_F32, shape, a.data())});
   }
   // step: writes v[r] at position pos of row r; outputs prefix [B, pos+1]. limit (bounds
   // [0, pos]) is all `pos` unless given.
-  kiln_status* step(const std::vector<float>& v, int32_t pos,
+  kiln_status *step(const std::vector<float> &v, int32_t pos,
                     std::vector<int32_t> limit = {}) {
     if (limit.empty())
       limit.assign(v.size(), pos);
-    std::vector<int64_t> vShape{int64_t(v.size()), 1}, scalar, limitShape{int64_t(limit.size())};
+    std::vector<int64_t> vShape{int64_t(v.size()), 1}, scalar,
+        limitShape{int64_t(limit.size())};
     return run("step", {tensor("v", KILN_DTYPE_F32, vShape, v.data()),
                         tensor("pos", KILN_DTYPE_I32, scalar, &pos),
                         tensor("limit", KILN_DTYPE_I32, limitShape, limit.data())});
   }
-  kiln_status* peek(int64_t pos) {
+  kiln_status *peek(int64_t pos) {
     std::vector<int64_t> scalar;
     return run("peek", {tensor("pos", KILN_DTYPE_I64, scalar, &pos)});
   }
-  kiln_status* gather(const std::vector<int32_t>& rows) {
+  kiln_status *gather(const std::vector<int32_t> &rows) {
     return kiln_session_gather_states(session, rows.data(), rows.size());
   }
 
@@ -61,33 +62,33 @@ protected:
   struct Value {
     std::vector<int64_t> shape;
     std::vector<float> data;
-    const void* address = nullptr;
-    bool operator==(const Value& o) const { return shape == o.shape && data == o.data; }
+    const void *address = nullptr;
+    bool operator==(const Value &o) const { return shape == o.shape && data == o.data; }
   };
-  static Value valueOf(const kiln_tensor& t) {
+  static Value valueOf(const kiln_tensor &t) {
     Value v;
     v.shape.assign(t.shape, t.shape + t.rank);
     size_t n = 1;
     for (int64_t d : v.shape)
       n *= size_t(d);
-    const float* f = static_cast<const float*>(t.data);
+    const float *f = static_cast<const float *>(t.data);
     v.data.assign(f, f + n);
     v.address = t.data;
     return v;
   }
-  Value state(const char* name) {
+  Value state(const char *name) {
     kiln_tensor t;
     Result r = take(kiln_session_get_state(session, name, &t));
     EXPECT_TRUE(r.ok()) << r;
     return r.ok() ? valueOf(t) : Value{{-1}, {}};
   }
-  Value output(const char* name) {
+  Value output(const char *name) {
     kiln_tensor t;
     Result r = take(kiln_session_get_output(session, name, &t));
     EXPECT_TRUE(r.ok()) << r;
     return r.ok() ? valueOf(t) : Value{{-1}, {}};
   }
-  Result stateStatus(const char* name) {
+  Result stateStatus(const char *name) {
     kiln_tensor t;
     return take(kiln_session_get_state(session, name, &t));
   }
@@ -108,13 +109,13 @@ protected:
     }
   }
 
-  kiln_model* model = nullptr;
-  kiln_session* session = nullptr;
+  kiln_model *model = nullptr;
+  kiln_session *session = nullptr;
 };
 
 // Row i of the result is row rows[i] of `before` (rows of `width` floats).
-std::vector<float> gathered(const std::vector<float>& before, size_t width,
-                            const std::vector<int32_t>& rows) {
+std::vector<float> gathered(const std::vector<float> &before, size_t width,
+                            const std::vector<int32_t> &rows) {
   std::vector<float> out;
   for (int32_t r : rows)
     out.insert(out.end(), before.begin() + ptrdiff_t(size_t(r) * width),
@@ -123,7 +124,7 @@ std::vector<float> gathered(const std::vector<float>& before, size_t width,
 }
 
 // Rows a gather must copy: those whose source is not already in place.
-uint64_t movedRows(const std::vector<int32_t>& rows, int64_t batch) {
+uint64_t movedRows(const std::vector<int32_t> &rows, int64_t batch) {
   uint64_t n = 0;
   for (size_t i = 0; i < rows.size(); ++i)
     n += int64_t(i) >= batch || rows[i] != int32_t(i);
@@ -146,7 +147,7 @@ TEST_F(StateFixture, ModelListsItsStatesAndDims) {
   EXPECT_STREQ(kiln_model_dim_name(model, e, 1), "W");
   EXPECT_STREQ(kiln_model_dim_name(model, e, 2), "P");
   // The output's shape can be evaluated from them ahead of a run.
-  const char* names[] = {"B", "P"};
+  const char *names[] = {"B", "P"};
   const int64_t values[] = {4, 1};
   int64_t shape[2];
   ASSERT_OK(kiln_model_output_shape(model, e, 0, names, values, 2, shape));
@@ -157,10 +158,12 @@ TEST_F(StateFixture, ModelListsItsStatesAndDims) {
 TEST_F(StateFixture, CreateZeroFillsAndReusesMemory) {
   Result r = stateStatus("cache");
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message, "state 'cache' is not set: no run has created it; run 'start' first");
+  EXPECT_EQ(r.message,
+            "state 'cache' is not set: no run has created it; run 'start' first");
   r = stateStatus("nope");
   EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
-  EXPECT_EQ(r.message, "model 'stateful' has no state 'nope'; its states are 'cache', 'aux'");
+  EXPECT_EQ(r.message,
+            "model 'stateful' has no state 'nope'; its states are 'cache', 'aux'");
   EXPECT_EQ(stats().state_bytes, 0u);
 
   ASSERT_OK(start(2));
@@ -184,7 +187,7 @@ TEST_F(StateFixture, CreateZeroFillsAndReusesMemory) {
 
 TEST_F(StateFixture, StepWritesInPlaceAtTheValueDimPosition) {
   ASSERT_OK(start(2));
-  const void* memory = state("cache").address;
+  const void *memory = state("cache").address;
   ASSERT_OK(step({10, 20}, 0));
   EXPECT_EQ(output("prefix"), (Value{{2, 1}, {10, 20}}));
   ASSERT_OK(step({11, 21}, 1));
@@ -204,15 +207,17 @@ TEST_F(StateFixture, StepWritesInPlaceAtTheValueDimPosition) {
 TEST_F(StateFixture, ReadingAStateNoRunCreatedNamesTheCreator) {
   Result r = take(step({1, 2}, 0));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message,
-            "entry 'step' reads state 'cache', which no run has created; run 'start' first");
+  EXPECT_EQ(
+      r.message,
+      "entry 'step' reads state 'cache', which no run has created; run 'start' first");
   r = take(run("whole", {}));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
   // Creating another state does not help.
   ASSERT_OK(startAux({1, 2}));
   r = take(peek(0));
-  EXPECT_EQ(r.message,
-            "entry 'peek' reads state 'cache', which no run has created; run 'start' first");
+  EXPECT_EQ(
+      r.message,
+      "entry 'peek' reads state 'cache', which no run has created; run 'start' first");
 }
 
 TEST_F(StateFixture, BatchMismatchWithTheStateIsAnInvalidArgument) {
@@ -276,19 +281,22 @@ TEST_F(StateFixture, FailedRunForgetsTheStatesItWrites) {
   EXPECT_NE(r.message.find("entry 'broken': kernel 'real_copy' (step 1 of 2) failed"),
             std::string::npos)
       << r;
-  EXPECT_NE(r.message.find("Input buffer src is accessed at 1, which is beyond the max (0) "
-                           "in dimension 0"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("Input buffer src is accessed at 1, which is beyond the max (0) "
+                     "in dimension 0"),
+      std::string::npos)
       << r;
 
   r = stateStatus("cache");
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message, "state 'cache' is not set: it was forgotten when a run of 'broken' "
-                       "failed; run 'start' first");
+  EXPECT_EQ(r.message,
+            "state 'cache' is not set: it was forgotten when a run of 'broken' "
+            "failed; run 'start' first");
   r = take(step({1, 2}, 1));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message, "entry 'step' reads state 'cache', which was forgotten when a run of "
-                       "'broken' failed; run 'start' first");
+  EXPECT_EQ(r.message,
+            "entry 'step' reads state 'cache', which was forgotten when a run of "
+            "'broken' failed; run 'start' first");
   // A state the failed entry does not touch survives.
   EXPECT_EQ(state("aux"), (Value{{2, 2}, {1, 2, 3, 4}}));
 
@@ -312,9 +320,10 @@ TEST_F(StateFixture, OutputThatIsAStateIsUnreadableAfterAGather) {
   kiln_tensor t;
   Result r = take(kiln_session_get_output(session, "cache", &t));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message, "output 'cache' is a view of state 'cache', which changed after the "
-                       "run (kiln_session_gather_states or kiln_session_clear_states); read "
-                       "it before changing the states");
+  EXPECT_EQ(r.message,
+            "output 'cache' is a view of state 'cache', which changed after the "
+            "run (kiln_session_gather_states or kiln_session_clear_states); read "
+            "it before changing the states");
   r = take(kiln_session_get_output_at(session, 0, &t));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
 
@@ -332,7 +341,7 @@ TEST_F(StateFixture, GatherReordersDuplicatesDropsAndGrows) {
   std::vector<float> cache = state("cache").data;
   int64_t batch = 4;
   uint64_t copied = 0;
-  auto check = [&](const std::vector<int32_t>& rows, const char* what) {
+  auto check = [&](const std::vector<int32_t> &rows, const char *what) {
     SCOPED_TRACE(what);
     ASSERT_OK(gather(rows));
     cache = gathered(cache, 3, rows);
@@ -389,7 +398,7 @@ TEST_F(StateFixture, GatherMatchesTheReferenceOnRandomRows) {
         rows[i] = int32_t(i);
       std::shuffle(rows.begin(), rows.end(), rng);
     } else {
-      for (int32_t& r : rows)
+      for (int32_t &r : rows)
         r = int32_t(rng() % uint64_t(batch));
     }
     SCOPED_TRACE(::testing::Message() << "iteration " << iteration);
@@ -405,26 +414,30 @@ TEST_F(StateFixture, GatherMatchesTheReferenceOnRandomRows) {
 TEST_F(StateFixture, GatherErrorsLeaveTheStatesUnchanged) {
   Result r = take(gather({0}));
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message,
-            "kiln_session_gather_states: no state is set; run 'start' or 'start_aux' first");
+  EXPECT_EQ(
+      r.message,
+      "kiln_session_gather_states: no state is set; run 'start' or 'start_aux' first");
 
   fillCache(2);
   ASSERT_OK(startAux({1, 2, 3, 4, 5, 6}));
   r = take(gather({1, 0}));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
-  EXPECT_EQ(r.message, "kiln_session_gather_states: the states have different batch sizes: "
-                       "'cache' [2, 3], 'aux' [3, 2]");
+  EXPECT_EQ(r.message,
+            "kiln_session_gather_states: the states have different batch sizes: "
+            "'cache' [2, 3], 'aux' [3, 2]");
 
   ASSERT_OK(startAux({1, 2, 3, 4}));
   Value cache = state("cache"), aux = state("aux");
   r = take(gather({1, 2}));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
-  EXPECT_EQ(r.message,
-            "kiln_session_gather_states: rows[1] is 2, outside the batch of 2 rows (0 to 1)");
+  EXPECT_EQ(
+      r.message,
+      "kiln_session_gather_states: rows[1] is 2, outside the batch of 2 rows (0 to 1)");
   // Growing (past the memory held) fails on a bad row before anything moves.
   r = take(gather({1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, -1}));
-  EXPECT_EQ(r.message,
-            "kiln_session_gather_states: rows[14] is -1, outside the batch of 2 rows (0 to 1)");
+  EXPECT_EQ(
+      r.message,
+      "kiln_session_gather_states: rows[14] is -1, outside the batch of 2 rows (0 to 1)");
   r = take(kiln_session_gather_states(session, nullptr, 1));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
   r = take(kiln_session_gather_states(nullptr, nullptr, 0));
@@ -446,17 +459,19 @@ TEST_F(StateFixture, ClearForgetsEveryStateButKeepsTheMemory) {
   fillCache(2);
   ASSERT_OK(startAux({1, 2, 3, 4}));
   uint64_t bytes = stats().state_bytes;
-  const void* memory = state("cache").address;
+  const void *memory = state("cache").address;
   kiln_session_clear_states(session);
   kiln_session_clear_states(nullptr); // accepted
   EXPECT_EQ(stats().state_bytes, bytes);
   Result r = stateStatus("cache");
   EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
-  EXPECT_EQ(r.message, "state 'cache' is not set: kiln_session_clear_states cleared it; run "
-                       "'start' first");
+  EXPECT_EQ(r.message,
+            "state 'cache' is not set: kiln_session_clear_states cleared it; run "
+            "'start' first");
   r = take(step({1, 2}, 0));
-  EXPECT_EQ(r.message, "entry 'step' reads state 'cache', which kiln_session_clear_states "
-                       "cleared; run 'start' first");
+  EXPECT_EQ(r.message,
+            "entry 'step' reads state 'cache', which kiln_session_clear_states "
+            "cleared; run 'start' first");
   EXPECT_EQ(take(gather({0})).code, KILN_STATUS_FAILED_PRECONDITION);
   ASSERT_OK(start(2));
   EXPECT_EQ(state("cache").address, memory);
@@ -493,14 +508,14 @@ TEST(StateCpp, WrapperGathersAndThrows) {
   try {
     session.gatherStates({3});
     ADD_FAILURE() << "gathering row 3 of 3 succeeded";
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_INVALID_ARGUMENT);
   }
   session.clearStates();
   try {
     session.state("cache");
     ADD_FAILURE() << "a cleared state was readable";
-  } catch (const kiln::Error& e) {
+  } catch (const kiln::Error &e) {
     EXPECT_EQ(e.code(), KILN_STATUS_FAILED_PRECONDITION);
   }
 }

@@ -9,7 +9,7 @@ using namespace kiln::test;
 namespace {
 
 // A safetensors file from a header and a data section, laid out by hand.
-std::string safetensorsBytes(const std::string& header, const std::string& data) {
+std::string safetensorsBytes(const std::string &header, const std::string &data) {
   std::string out(8, '\0');
   uint64_t len = header.size();
   for (int i = 0; i < 8; ++i)
@@ -27,18 +27,19 @@ std::string floatBytes(size_t n, float start = 0.5f) {
 }
 
 // Header entries for the two parameters of fake_model, valid by default.
-std::string weightEntry(const std::string& dtype = "F32", const std::string& shape = "[4]",
-                        const std::string& offsets = "[0, 16]") {
+std::string weightEntry(const std::string &dtype = "F32",
+                        const std::string &shape = "[4]",
+                        const std::string &offsets = "[0, 16]") {
   return "\"proj.weight\": {\"dtype\": \"" + dtype + "\", \"shape\": " + shape +
          ", \"data_offsets\": " + offsets + "}";
 }
-std::string biasEntry(const std::string& offsets = "[16, 32]") {
-  return "\"proj.bias\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": " + offsets +
-         "}";
+std::string biasEntry(const std::string &offsets = "[16, 32]") {
+  return "\"proj.bias\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": " +
+         offsets + "}";
 }
 
 struct WeightsFixture : ::testing::Test {
-  kiln_model* model = nullptr;
+  kiln_model *model = nullptr;
   std::string path = tempPath("w.safetensors");
   void SetUp() override { ASSERT_OK(kiln_model_open(FAKE_MODEL, &model)); }
   void TearDown() override {
@@ -46,7 +47,7 @@ struct WeightsFixture : ::testing::Test {
     std::remove(path.c_str());
   }
   Result open() {
-    kiln_weights* weights = nullptr;
+    kiln_weights *weights = nullptr;
     Result r = take(kiln_weights_open(model, path.c_str(), &weights));
     if (!r.ok()) {
       EXPECT_EQ(weights, nullptr);
@@ -54,13 +55,13 @@ struct WeightsFixture : ::testing::Test {
     kiln_weights_release(weights);
     return r;
   }
-  Result openBytes(const std::string& bytes) {
+  Result openBytes(const std::string &bytes) {
     writeFile(path, bytes);
     return open();
   }
 };
 
-#define EXPECT_MESSAGE_HAS(result, text)                                                       \
+#define EXPECT_MESSAGE_HAS(result, text)                                                 \
   EXPECT_NE((result).message.find(text), std::string::npos) << (result)
 
 } // namespace
@@ -74,9 +75,9 @@ TEST_F(WeightsFixture, WrittenFileOpens) {
 }
 
 TEST_F(WeightsFixture, HandWrittenFileWithMetadataOpens) {
-  Result r = openBytes(safetensorsBytes(
-      "{\"__metadata__\": {\"format\": \"pt\"}, " + weightEntry() + ", " + biasEntry() + "}  ",
-      floatBytes(8)));
+  Result r = openBytes(safetensorsBytes("{\"__metadata__\": {\"format\": \"pt\"}, " +
+                                            weightEntry() + ", " + biasEntry() + "}  ",
+                                        floatBytes(8)));
   EXPECT_TRUE(r.ok()) << r;
 }
 
@@ -116,28 +117,32 @@ TEST_F(WeightsFixture, HeaderNotJson) {
 }
 
 TEST_F(WeightsFixture, TruncatedData) {
-  std::string bytes = safetensorsBytes("{" + weightEntry() + ", " + biasEntry() + "}",
-                                       floatBytes(8));
+  std::string bytes =
+      safetensorsBytes("{" + weightEntry() + ", " + biasEntry() + "}", floatBytes(8));
   Result r = openBytes(bytes.substr(0, bytes.size() - 6));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.bias': data_offsets [16, 32] exceed the data section "
-                        "(26 bytes) - is the file truncated?");
+  EXPECT_MESSAGE_HAS(r,
+                     "tensor 'proj.bias': data_offsets [16, 32] exceed the data section "
+                     "(26 bytes) - is the file truncated?");
 }
 
 TEST_F(WeightsFixture, OffsetsNotMatchingShape) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("F32", "[4]", "[0, 12]") + ", " + biasEntry("[12, 28]") + "}",
-      floatBytes(8)));
+  Result r = openBytes(safetensorsBytes("{" + weightEntry("F32", "[4]", "[0, 12]") +
+                                            ", " + biasEntry("[12, 28]") + "}",
+                                        floatBytes(8)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight': data_offsets [0, 12] hold 12 bytes but F32 [4] "
-                        "needs 4 x 4 bytes");
+  EXPECT_MESSAGE_HAS(
+      r, "tensor 'proj.weight': data_offsets [0, 12] hold 12 bytes but F32 [4] "
+         "needs 4 x 4 bytes");
 }
 
 TEST_F(WeightsFixture, DecreasingOffsets) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("F32", "[4]", "[16, 0]") + ", " + biasEntry() + "}", floatBytes(8)));
+  Result r = openBytes(safetensorsBytes("{" + weightEntry("F32", "[4]", "[16, 0]") +
+                                            ", " + biasEntry() + "}",
+                                        floatBytes(8)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight': data_offsets [16, 0] are not an increasing range");
+  EXPECT_MESSAGE_HAS(
+      r, "tensor 'proj.weight': data_offsets [16, 0] are not an increasing range");
 }
 
 TEST_F(WeightsFixture, MissingTensor) {
@@ -148,10 +153,11 @@ TEST_F(WeightsFixture, MissingTensor) {
 }
 
 TEST_F(WeightsFixture, UnexpectedTensor) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry() + ", " + biasEntry() +
-          ", \"decoder.extra\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [32, 36]}}",
-      floatBytes(9)));
+  Result r =
+      openBytes(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+                                     ", \"decoder.extra\": {\"dtype\": \"F32\", "
+                                     "\"shape\": [1], \"data_offsets\": [32, 36]}}",
+                                 floatBytes(9)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
   EXPECT_MESSAGE_HAS(r, "unexpected tensor 'decoder.extra' (F32 [1])");
 }
@@ -171,18 +177,19 @@ TEST_F(WeightsFixture, WrongDType) {
 }
 
 TEST_F(WeightsFixture, UnsupportedDTypeIsAMismatchNotCorruption) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("F16", "[4]", "[0, 8]") + ", " + biasEntry("[8, 24]") + "}",
-      floatBytes(6)));
+  Result r = openBytes(safetensorsBytes("{" + weightEntry("F16", "[4]", "[0, 8]") + ", " +
+                                            biasEntry("[8, 24]") + "}",
+                                        floatBytes(6)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
   EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight' has dtype F16, expected F32");
 }
 
 TEST_F(WeightsFixture, EveryProblemIsReportedAtOnce) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("I64", "[2]") +
-          ", \"proj.bais\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [16, 32]}}",
-      floatBytes(8)));
+  Result r =
+      openBytes(safetensorsBytes("{" + weightEntry("I64", "[2]") +
+                                     ", \"proj.bais\": {\"dtype\": \"F32\", \"shape\": "
+                                     "[2, 2], \"data_offsets\": [16, 32]}}",
+                                 floatBytes(8)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
   EXPECT_MESSAGE_HAS(r, "(3 problems)");
   EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight' is I64 [2], expected F32 [4]");
@@ -225,11 +232,13 @@ TEST(SafetensorsWrite, LayoutIsStandard) {
     len = len << 8 | uint8_t(bytes[i]);
   EXPECT_EQ(len % 8, 0u);
   std::string header = bytes.substr(8, len);
-  EXPECT_NE(header.find("\"longs\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}"),
-            std::string::npos)
+  EXPECT_NE(
+      header.find("\"longs\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}"),
+      std::string::npos)
       << header;
-  EXPECT_NE(header.find("\"ints\":{\"dtype\":\"I32\",\"shape\":[3],\"data_offsets\":[16,28]}"),
-            std::string::npos)
+  EXPECT_NE(
+      header.find("\"ints\":{\"dtype\":\"I32\",\"shape\":[3],\"data_offsets\":[16,28]}"),
+      std::string::npos)
       << header;
   ASSERT_EQ(bytes.size(), 8 + len + 28);
   EXPECT_EQ(std::memcmp(bytes.data() + 8 + len, longs, 16), 0);

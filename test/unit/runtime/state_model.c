@@ -9,24 +9,25 @@
  *              every row, through a view at offset P with strides [3, 1], and outputs the
  *              prefix [B, P+1] (a strided view copied into a dense temp). `limit` [B],
  *              which no kernel reads, has bounds [0, P]: bounds may use a value_dim.
- *   peek       the prefix [B, P+1] again, with B and W bound by the cache's shape only and
- *              strides ["W", 1]; `pos` has no bounds, so only the view fit check stops a P
- *              past the capacity.
- *   whole      outputs the cache itself (an output that is the state's memory).
- *   broken     writes v into position 0, then copies w [B, K] into a [B, 2] temp: Halide
- *              rejects K < 2 after the cache was written. */
+ *   peek       the prefix [B, P+1] again, with B and W bound by the cache's shape only
+ * and strides ["W", 1]; `pos` has no bounds, so only the view fit check stops a P past
+ * the capacity. whole      outputs the cache itself (an output that is the state's
+ * memory). broken     writes v into position 0, then copies w [B, K] into a [B, 2] temp:
+ * Halide rejects K < 2 after the cache was written. */
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT const char* kiln_model_manifest(void) {
+EXPORT const char *kiln_model_manifest(void) {
   return "{\"abi_version\": 1, \"model\": \"stateful\", \"target\": \"host\",\n"
          " \"kernels\": [\"real_copy\"],\n"
          " \"states\": [{\"name\": \"cache\", \"dtype\": \"f32\", \"rank\": 2},\n"
          "            {\"name\": \"aux\", \"dtype\": \"f32\", \"rank\": 2}],\n"
          " \"entries\": [\n"
          "  {\"name\": \"start\",\n"
-         "   \"inputs\": [{\"name\": \"batch\", \"dtype\": \"i32\", \"shape\": [\"B\"]}],\n"
+         "   \"inputs\": [{\"name\": \"batch\", \"dtype\": \"i32\", \"shape\": "
+         "[\"B\"]}],\n"
          "   \"outputs\": [],\n"
-         "   \"buffers\": [{\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": \"state\","
+         "   \"buffers\": [{\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": "
+         "\"state\","
          " \"state\": 0, \"create\": true}],\n"
          "   \"steps\": []},\n"
          "  {\"name\": \"start_aux\",\n"
@@ -34,8 +35,10 @@ EXPORT const char* kiln_model_manifest(void) {
          " \"buffer\": 0}],\n"
          "   \"outputs\": [],\n"
          "   \"buffers\": [\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"N\", 2], \"kind\": \"input\", \"input\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"N\", 2], \"kind\": \"state\", \"state\": 1,"
+         "     {\"dtype\": \"f32\", \"shape\": [\"N\", 2], \"kind\": \"input\", "
+         "\"input\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"N\", 2], \"kind\": \"state\", "
+         "\"state\": 1,"
          " \"create\": true}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 1]}]},\n"
          "  {\"name\": \"step\",\n"
@@ -45,33 +48,44 @@ EXPORT const char* kiln_model_manifest(void) {
          " \"bounds\": [0, 2], \"value_dim\": \"P\"},\n"
          "              {\"name\": \"limit\", \"dtype\": \"i32\", \"shape\": [\"B\"],"
          " \"bounds\": [0, \"P\"]}],\n"
-         "   \"outputs\": [{\"name\": \"prefix\", \"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"],"
+         "   \"outputs\": [{\"name\": \"prefix\", \"dtype\": \"f32\", \"shape\": [\"B\", "
+         "\"P+1\"],"
          " \"buffer\": 4}],\n"
          "   \"buffers\": [\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"input\", \"input\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": \"state\", \"state\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"view\", \"view_of\": 1,"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"input\", "
+         "\"input\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": \"state\", "
+         "\"state\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"view\", "
+         "\"view_of\": 1,"
          " \"offset\": \"P\", \"strides\": [3, 1]},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", \"view_of\": 1,"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", "
+         "\"view_of\": 1,"
          " \"strides\": [3, 1]},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\"}],\n"
-         "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": [3, 4]}]},\n"
+         "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": "
+         "[3, 4]}]},\n"
          "  {\"name\": \"peek\",\n"
          "   \"inputs\": [{\"name\": \"pos\", \"dtype\": \"i64\", \"shape\": [],"
          " \"value_dim\": \"P\"}],\n"
-         "   \"outputs\": [{\"name\": \"prefix\", \"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"],"
+         "   \"outputs\": [{\"name\": \"prefix\", \"dtype\": \"f32\", \"shape\": [\"B\", "
+         "\"P+1\"],"
          " \"buffer\": 2}],\n"
          "   \"buffers\": [\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"W\"], \"kind\": \"state\", \"state\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", \"view_of\": 0,"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"W\"], \"kind\": \"state\", "
+         "\"state\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", "
+         "\"view_of\": 0,"
          " \"strides\": [\"W\", 1]},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\"}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [1, 2]}]},\n"
          "  {\"name\": \"whole\",\n"
          "   \"inputs\": [],\n"
-         "   \"outputs\": [{\"name\": \"cache\", \"dtype\": \"f32\", \"shape\": [\"B\", \"W\"],"
+         "   \"outputs\": [{\"name\": \"cache\", \"dtype\": \"f32\", \"shape\": [\"B\", "
+         "\"W\"],"
          " \"buffer\": 0}],\n"
-         "   \"buffers\": [{\"dtype\": \"f32\", \"shape\": [\"B\", \"W\"], \"kind\": \"state\","
+         "   \"buffers\": [{\"dtype\": \"f32\", \"shape\": [\"B\", \"W\"], \"kind\": "
+         "\"state\","
          " \"state\": 0}],\n"
          "   \"steps\": []},\n"
          "  {\"name\": \"broken\",\n"
@@ -82,13 +96,18 @@ EXPORT const char* kiln_model_manifest(void) {
          "   \"outputs\": [{\"name\": \"out\", \"dtype\": \"f32\", \"shape\": [\"B\", 2],"
          " \"buffer\": 4}],\n"
          "   \"buffers\": [\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"input\", \"input\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": \"state\", \"state\": 0},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"view\", \"view_of\": 1,"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"input\", "
+         "\"input\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 3], \"kind\": \"state\", "
+         "\"state\": 0},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 1], \"kind\": \"view\", "
+         "\"view_of\": 1,"
          " \"strides\": [3, 1]},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"K\"], \"kind\": \"input\", \"input\": 1},\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"K\"], \"kind\": \"input\", "
+         "\"input\": 1},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", 2], \"kind\": \"temp\"}],\n"
-         "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": [3, 4]}]}\n"
+         "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": "
+         "[3, 4]}]}\n"
          " ]}\n";
 }
 

@@ -125,7 +125,8 @@ private:
   /// The symbolic shape of `dims`, or nothing (with an error) for a bad one; `what` names
   /// the declaration in messages ("input 'x'").
   std::optional<SymShape> declaredShape(const std::vector<Dim> &dims,
-                                        const std::string &what, std::source_location loc);
+                                        const std::string &what,
+                                        std::source_location loc);
   /// Points the op builder at the end of this entry's body.
   void insertAtEnd();
   ModelBuilder *builder_;

@@ -77,7 +77,8 @@ Tensor sinusoid(Operand positions, int64_t dim, SourceLoc loc = SourceLoc::curre
 /// [B, N] mask from i32 `lengths` [B]: key j of sequence b is masked from lengths[b]
 /// on; N = like.dim(axis).
 Tensor paddingMask(Operand lengths, Operand like, int64_t axis,
-                   MaskForm form = MaskForm::Additive, SourceLoc loc = SourceLoc::current());
+                   MaskForm form = MaskForm::Additive,
+                   SourceLoc loc = SourceLoc::current());
 /// [N, N] mask of the keys j > query i (above the diagonal); N = like.dim(axis).
 Tensor causalMask(Operand like, int64_t axis, MaskForm form = MaskForm::Additive,
                   SourceLoc loc = SourceLoc::current());
@@ -101,7 +102,8 @@ void stateWrite(const std::string &name, const Tensor &value,
 /// value up to this step. P is the dimension `position` names, bound by a
 /// Entry::valueInput whose bounds keep it in [0, capacity).
 Tensor kvAppend(const std::string &name, const Tensor &value, int64_t axis,
-                const Dim &position, int64_t capacity, SourceLoc loc = SourceLoc::current());
+                const Dim &position, int64_t capacity,
+                SourceLoc loc = SourceLoc::current());
 
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);

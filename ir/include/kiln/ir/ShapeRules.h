@@ -63,7 +63,8 @@ struct ShapeResult {
 };
 
 /// Whether two dims may be the same size: unknown fits anything; static sizes must be
-/// equal; named dims must have the same expression; a named dim never equals a static one.
+/// equal; named dims must have the same expression; a named dim never equals a static
+/// one.
 bool dimsCompatible(const SymDim &a, const SymDim &b);
 
 namespace shape_rules {
@@ -74,8 +75,7 @@ ShapeResult softmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 ShapeResult layerNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma,
                       llvm::ArrayRef<SymDim> beta);
 ShapeResult reshape(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> newShape);
-ShapeResult transpose(llvm::ArrayRef<SymDim> input,
-                      llvm::ArrayRef<int64_t> permutation);
+ShapeResult transpose(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> permutation);
 
 // ShapeRulesLayers.cpp: the ops an encoder-decoder adds around attention.
 
@@ -86,8 +86,7 @@ ShapeResult logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// The input's shape without `axis`.
 ShapeResult argmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// `axis` becomes end - start; needs 0 <= start < end (<= the size where static).
-ShapeResult slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start,
-                  int64_t end);
+ShapeResult slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start, int64_t end);
 /// Same rank, compatible dims off `axis`; the `axis` dims add up ("S+1").
 ShapeResult concat(llvm::ArrayRef<SymShape> inputs, int64_t axis);
 /// table [V, D], ids [...] -> [..., D].

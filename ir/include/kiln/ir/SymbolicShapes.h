@@ -28,10 +28,11 @@ inline constexpr llvm::StringLiteral kDimsAttr = "kiln.dims";
 /// [lo, hi] every value of the input must lie in, checked before a run. Each end is a
 /// dimension expression (DimExpr.h, docs/manifest.md) over the names the entry binds:
 /// its inputs' `kiln.dims` and `kiln.value_dim`, and its kiln.state_read ops' `dims`
-/// (not the input's own value_dim); a plain integer is the simplest one. Token ids of a 50-word vocabulary:
-/// `kiln.bounds = ["0", "49"]`; lengths of sequences padded to S: `["1", "S"]`. The
-/// grammar has no unary minus, so a negative end is written "0-5". The dialect verifier
-/// checks the form, the names and, when both ends are integers, that lo <= hi.
+/// (not the input's own value_dim); a plain integer is the simplest one. Token ids of a
+/// 50-word vocabulary: `kiln.bounds = ["0", "49"]`; lengths of sequences padded to S:
+/// `["1", "S"]`. The grammar has no unary minus, so a negative end is written "0-5". The
+/// dialect verifier checks the form, the names and, when both ends are integers, that lo
+/// <= hi.
 inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 
 /// Argument attribute of a rank-0 i32 input: the name (StringAttr) of an entry

@@ -1,5 +1,6 @@
-// RealHalideTest.cpp - the runtime driving a genuine Halide AOT kernel: numerics on random
-// data across shapes (vector tails included) and Halide's own error reaching the status.
+// RealHalideTest.cpp - the runtime driving a genuine Halide AOT kernel: numerics on
+// random data across shapes (vector tails included) and Halide's own error reaching the
+// status.
 #include "../TestUtil.hpp"
 
 #include "kiln/runtime.hpp"
@@ -19,15 +20,16 @@ TEST(RealHalide, ScaleMatchesReferenceAcrossShapes) {
     std::vector<float> y = session.outputData<float>("y");
     ASSERT_EQ(y.size(), x.size());
     for (size_t i = 0; i < y.size(); ++i)
-      ASSERT_FLOAT_EQ(y[i], x[i] * scale[i % 16]) << "B=" << b << " S=" << s << " i=" << i;
+      ASSERT_FLOAT_EQ(y[i], x[i] * scale[i % 16])
+          << "B=" << b << " S=" << s << " i=" << i;
   }
   std::remove(path.c_str());
 }
 
 TEST(RealHalide, HalideErrorsReachTheStatus) {
   kiln::Model model = kiln::Model::open(REAL_MODEL);
-  kiln_model* raw = model.get();
-  kiln_session* session = nullptr;
+  kiln_model *raw = model.get();
+  kiln_session *session = nullptr;
   // The model has a parameter; the mismatch entry does not use it, but a session needs
   // weights all the same.
   std::vector<float> scale(16, 0.5f);
@@ -42,11 +44,13 @@ TEST(RealHalide, HalideErrorsReachTheStatus) {
                            tensor("w", KILN_DTYPE_F32, ws, w.data())};
   Result r = take(kiln_session_run(session, "mismatch", inputs, 2));
   EXPECT_EQ(r.code, KILN_STATUS_KERNEL_ERROR) << r;
-  EXPECT_NE(r.message.find("kernel 'real_scale' (step 0 of 1) failed with Halide error code"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("kernel 'real_scale' (step 0 of 1) failed with Halide error code"),
+      std::string::npos)
       << r;
-  EXPECT_NE(r.message.find("Input buffer w is accessed at 7, which is beyond the max (4)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.message.find("Input buffer w is accessed at 7, which is beyond the max (4)"),
+      std::string::npos)
       << r;
   kiln_session_release(session);
   std::remove(path.c_str());

@@ -150,7 +150,8 @@ public:
   /// value binds it), with the memory of `source` (S) positions and src_lengths [B] ->
   /// logits [B, tgt_vocab] of that position.
   Tensor decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
-                    const Dim &position, const Dim &source, const Tensor &srcLengths) const;
+                    const Dim &position, const Dim &source,
+                    const Tensor &srcLengths) const;
 
   /// Declares the entry points `encode`, `decode`, `decode_start` and `decode_step`
   /// (the class comment) with dynamic B, S, T and P, and value bounds on ids, lengths
