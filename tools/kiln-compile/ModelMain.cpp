@@ -12,14 +12,17 @@
 #include "kiln/frontend/Registry.h"
 #include "kiln/passes/Passes.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Transforms/ViewOpGraph.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <optional>
 
 using namespace mlir;
 
@@ -27,106 +30,86 @@ namespace {
 
 enum class Emit { Library, Mlir, Fused, Manifest, Stmt, Dot, DotUnfused };
 
-struct Options {
-  std::string outputDir;
-  std::string target = "host";
-  /// As written after --emit; parsed into `emit` once the command line is read.
-  std::string emitText;
-  Emit emit = Emit::Library;
-  std::string kernelsDir;
-  std::string name;
-  bool fusionRemarks = false;
-  bool help = false;
-};
+llvm::cl::OptionCategory compilerCategory("Kiln model compiler options");
 
-void printUsage(llvm::raw_ostream &os, llvm::StringRef program) {
-  os << "usage: " << program
-     << " -o OUTDIR [--target=host|host-cuda|<halide target>]\n"
-        "       [--emit=mlir|fused|manifest|stmt|dot|dot-unfused] [--fusion-remarks]\n"
-        "       [--kernels-dir DIR] [--name NAME]\n\n"
-        "Compiles the model of this program to OUTDIR/NAME.so.\n\n"
-        "  -o OUTDIR           where NAME.so goes (created if missing)\n"
-        "  --target=T          'host' (default), 'host-cuda', or a Halide target string\n"
-        "  --emit=mlir         print the module as built by the model, then stop\n"
-        "  --emit=fused        print the module after the pass pipeline, then stop\n"
-        "  --emit=manifest     print the manifest the library would embed, then stop\n"
-        "  --emit=stmt         compile as usual and also write each kernel's Halide\n"
-        "                      statement file next to its object\n"
-        "  --emit=dot          print the graph after the pass pipeline as Graphviz DOT\n"
-        "                      (| dot -Tsvg > NAME.svg), then stop\n"
-        "  --emit=dot-unfused  the same graph from the pipeline without attention "
-        "fusion\n"
-        "  --fusion-remarks    say on stderr, at its line of the model, why each "
-        "softmax\n"
-        "                      was not fused into kiln.attention\n"
-        "  --kernels-dir DIR   where kernel objects go (default OUTDIR/NAME.kernels)\n"
-        "  --name NAME         the library's name (default: the model's name)\n";
-}
+llvm::cl::opt<std::string>
+    outputDir("o", llvm::cl::desc("Where NAME.so goes (created if missing)"),
+              llvm::cl::value_desc("outdir"), llvm::cl::cat(compilerCategory));
+llvm::cl::alias outputDirAlias("output", llvm::cl::desc("Alias for -o"),
+                               llvm::cl::aliasopt(outputDir),
+                               llvm::cl::cat(compilerCategory));
+llvm::cl::opt<std::string>
+    target("target",
+           llvm::cl::desc("'host' (default), 'host-cuda', or a Halide target string"),
+           llvm::cl::value_desc("target"), llvm::cl::init("host"),
+           llvm::cl::cat(compilerCategory));
+llvm::cl::opt<Emit> emit(
+    "emit", llvm::cl::desc("What to produce (default: the shared library)"),
+    llvm::cl::init(Emit::Library),
+    llvm::cl::values(
+        clEnumValN(Emit::Mlir, "mlir",
+                   "print the module as built by the model, then stop"),
+        clEnumValN(Emit::Fused, "fused",
+                   "print the module after the pass pipeline, then stop"),
+        clEnumValN(Emit::Manifest, "manifest",
+                   "print the manifest the library would embed, then stop"),
+        clEnumValN(Emit::Stmt, "stmt",
+                   "compile as usual and also write each kernel's Halide statement file "
+                   "next to its object"),
+        clEnumValN(Emit::Dot, "dot",
+                   "print the graph after the pass pipeline as Graphviz DOT, then stop"),
+        clEnumValN(Emit::DotUnfused, "dot-unfused",
+                   "the same graph from the pipeline without attention fusion")),
+    llvm::cl::cat(compilerCategory));
+llvm::cl::opt<bool> fusionRemarks(
+    "fusion-remarks",
+    llvm::cl::desc("Say on stderr, at its line of the model, why each softmax was not "
+                   "fused into kiln.attention"),
+    llvm::cl::cat(compilerCategory));
+llvm::cl::opt<std::string>
+    kernelsDir("kernels-dir",
+               llvm::cl::desc("Where kernel objects go (default OUTDIR/NAME.kernels)"),
+               llvm::cl::value_desc("dir"), llvm::cl::cat(compilerCategory));
+llvm::cl::opt<std::string>
+    libraryName("name", llvm::cl::desc("The library's name (default: the model's name)"),
+                llvm::cl::value_desc("name"), llvm::cl::cat(compilerCategory));
 
-/// Parses `--opt=value`, `--opt value` (one or two dashes); nullopt after printing why
-/// when the command line is wrong.
-std::optional<Options> parseArguments(int argc, char **argv, llvm::StringRef program) {
-  Options options;
-  for (int i = 1; i < argc; ++i) {
-    llvm::StringRef arg = argv[i];
-    if (arg == "-h" || arg == "--help" || arg == "-help") {
-      options.help = true;
-      continue;
-    }
-    if (arg == "--fusion-remarks" || arg == "-fusion-remarks") {
-      options.fusionRemarks = true;
-      continue;
-    }
-    llvm::StringRef key = arg, value;
-    bool hasValue = false;
-    if (arg.startswith("-") && arg.contains('=')) {
-      std::tie(key, value) = arg.split('=');
-      hasValue = true;
-    }
-    llvm::StringRef bare = key.ltrim('-');
-    std::string *slot = nullptr;
-    if (bare == "o" || bare == "output")
-      slot = &options.outputDir;
-    else if (bare == "target")
-      slot = &options.target;
-    else if (bare == "kernels-dir")
-      slot = &options.kernelsDir;
-    else if (bare == "name")
-      slot = &options.name;
-    else if (bare == "emit")
-      slot = &options.emitText;
-    if (!slot || key == bare) {
-      llvm::errs() << program << ": error: unknown argument '" << arg << "'\n";
-      return std::nullopt;
-    }
-    if (!hasValue) {
-      if (i + 1 >= argc) {
-        llvm::errs() << program << ": error: " << key << " needs a value\n";
-        return std::nullopt;
-      }
-      value = argv[++i];
-    }
-    *slot = value.str();
+llvm::cl::OptionCategory
+    mlirCategory("MLIR options (the pass pipeline's printing and timing)");
+
+/// Shows MLIR's pass-manager, timing and printing switches in --help beside Kiln's own,
+/// and hides the hundreds of LLVM code-generation switches that the shared libLLVM
+/// registers (still reachable through --help-hidden). MLIR 14 spells the IR printing
+/// switches --print-ir-*; later releases spell them --mlir-print-ir-*, so both work.
+void exposeMlirOptions() {
+  llvm::StringMap<llvm::cl::Option *> &options = llvm::cl::getRegisteredOptions();
+  for (llvm::StringMapEntry<llvm::cl::Option *> &entry : options) {
+    llvm::StringRef key = entry.getKey();
+    if (key.startswith("mlir-") || key.startswith("print-ir-") || key.startswith("pass-"))
+      entry.getValue()->addCategory(mlirCategory);
   }
-  llvm::StringRef emit = options.emitText;
-  if (emit == "mlir")
-    options.emit = Emit::Mlir;
-  else if (emit == "fused")
-    options.emit = Emit::Fused;
-  else if (emit == "manifest")
-    options.emit = Emit::Manifest;
-  else if (emit == "stmt")
-    options.emit = Emit::Stmt;
-  else if (emit == "dot")
-    options.emit = Emit::Dot;
-  else if (emit == "dot-unfused")
-    options.emit = Emit::DotUnfused;
-  else if (!emit.empty()) {
-    llvm::errs() << program << ": error: unknown --emit value '" << emit
-                 << "' (expected mlir, fused, manifest, stmt, dot or dot-unfused)\n";
-    return std::nullopt;
+  // cl::alias keeps the StringRefs it is given: literals, not built strings.
+  static const struct {
+    const char *alias, *target, *description;
+  } spellings[] = {
+      {"mlir-print-ir-before-all", "print-ir-before-all",
+       "Alias for --print-ir-before-all"},
+      {"mlir-print-ir-after-all", "print-ir-after-all", "Alias for --print-ir-after-all"},
+      {"mlir-print-ir-after-change", "print-ir-after-change",
+       "Alias for --print-ir-after-change"},
+      {"mlir-print-ir-after-failure", "print-ir-after-failure",
+       "Alias for --print-ir-after-failure"},
+      {"mlir-print-ir-module-scope", "print-ir-module-scope",
+       "Alias for --print-ir-module-scope"},
+  };
+  for (const auto &spelling : spellings) {
+    auto target = options.find(spelling.target);
+    if (target != options.end() && !options.count(spelling.alias))
+      new llvm::cl::alias(
+          llvm::StringRef(spelling.alias), llvm::cl::desc(spelling.description),
+          llvm::cl::aliasopt(*target->getValue()), llvm::cl::cat(mlirCategory));
   }
-  return options;
+  llvm::cl::HideUnrelatedOptions({&compilerCategory, &mlirCategory});
 }
 
 /// The model file's line in `loc`: itself, or the first of a fused location (a fused op
@@ -166,32 +149,33 @@ void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic 
 
 int main(int argc, char **argv) {
   std::string program = llvm::sys::path::filename(argv[0]).str();
-  std::optional<Options> options = parseArguments(argc, argv, program);
-  if (!options)
-    return 1;
-  if (options->help) {
-    printUsage(llvm::outs(), program);
-    return 0;
-  }
+  // MLIR's own switches (--mlir-print-ir-after-all, --mlir-timing, ...) apply to the
+  // pass pipeline below, as in mlir-opt and the Toy tutorial's toyc.
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  exposeMlirOptions();
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv,
+      "Kiln model compiler: builds the model of this program (its KILN_MODEL line), runs "
+      "the pass pipeline and compiles OUTDIR/NAME.so\n");
 
-  const std::vector<kiln::RegisteredModel> &models = kiln::registeredModels();
+  const std::vector<kiln::dsl::RegisteredModel> &models = kiln::dsl::registeredModels();
   if (models.size() != 1) {
     llvm::errs() << program
                  << ": error: a model compiler needs exactly one KILN_MODEL(...) "
                  << "line among its sources, found " << models.size() << "\n";
-    for (const kiln::RegisteredModel &m : models)
+    for (const kiln::dsl::RegisteredModel &m : models)
       llvm::errs() << m.file << ": note: KILN_MODEL(" << m.function << ")\n";
     return 1;
   }
-  if (options->emit == Emit::Library || options->emit == Emit::Stmt) {
-    if (options->outputDir.empty()) {
-      llvm::errs() << program << ": error: missing -o OUTDIR\n";
-      printUsage(llvm::errs(), program);
-      return 1;
-    }
+  if ((emit == Emit::Library || emit == Emit::Stmt) && outputDir.empty()) {
+    llvm::errs() << program << ": error: missing -o OUTDIR (see --help)\n";
+    return 1;
   }
 
-  kiln::Model model = models.front().build();
+  kiln::dsl::Model model = models.front().build();
   if (!model.ok()) {
     model.printErrors(llvm::errs());
     return 1;
@@ -205,24 +189,29 @@ int main(int argc, char **argv) {
     return success();
   });
 
-  if (options->emit == Emit::Mlir) {
+  if (emit == Emit::Mlir) {
     module.print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
   }
   PassManager pm(&model.context());
+  applyPassManagerCLOptions(pm);
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope timingScope = timing.getRootScope();
+  pm.enableTiming(timingScope);
   kiln::PipelineOptions pipelineOptions;
-  pipelineOptions.fuseAttention = options->emit != Emit::DotUnfused;
-  pipelineOptions.fusionRemarks = options->fusionRemarks;
+  pipelineOptions.fuseAttention = emit != Emit::DotUnfused;
+  pipelineOptions.fusionRemarks = fusionRemarks;
   kiln::buildDefaultPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return 1;
-  if (options->emit == Emit::Fused) {
+  if (emit == Emit::Fused) {
     module.print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
   }
-  if (options->emit == Emit::Dot || options->emit == Emit::DotUnfused) {
+  if (emit == Emit::Dot || emit == Emit::DotUnfused) {
     // MLIR's op-graph printer: one node per op, edges along the data flow.
     PassManager dot(&model.context());
     dot.addPass(createPrintOpGraphPass(llvm::outs()));
@@ -230,13 +219,13 @@ int main(int argc, char **argv) {
   }
 
   namespace hb = kiln::halide_backend;
-  std::string name = options->name.empty() ? model.name() : options->name;
+  std::string name = libraryName.empty() ? model.name() : libraryName.getValue();
   hb::CompileOptions compileOptions;
-  compileOptions.target = options->target;
-  compileOptions.outputDir = options->outputDir.empty() ? "." : options->outputDir;
-  compileOptions.kernelsDir = options->kernelsDir;
-  compileOptions.emitStmt = options->emit == Emit::Stmt;
-  if (options->emit == Emit::Manifest) {
+  compileOptions.target = target;
+  compileOptions.outputDir = outputDir.empty() ? "." : outputDir.getValue();
+  compileOptions.kernelsDir = kernelsDir;
+  compileOptions.emitStmt = emit == Emit::Stmt;
+  if (emit == Emit::Manifest) {
     FailureOr<std::string> manifest = hb::emitManifest(module, name, compileOptions);
     if (failed(manifest))
       return 1;
@@ -249,8 +238,8 @@ int main(int argc, char **argv) {
   if (failed(library))
     return 1;
   unsigned reused = stats.steps - stats.kernels;
-  llvm::outs() << program << ": compiled " << *library << " for " << options->target
-               << ": " << stats.steps << " op" << (stats.steps == 1 ? "" : "s") << ", "
+  llvm::outs() << program << ": compiled " << *library << " for " << target << ": "
+               << stats.steps << " op" << (stats.steps == 1 ? "" : "s") << ", "
                << stats.kernels << " kernel" << (stats.kernels == 1 ? "" : "s")
                << " compiled, " << reused << " reused, in "
                << llvm::format("%.1f", stats.seconds) << " s\n";
