@@ -11,7 +11,7 @@
 
 #include <cmath>
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 namespace {
 constexpr int64_t kModelDim = 64;

@@ -11,7 +11,7 @@
 #include "kiln/frontend/Registry.h"
 #include "kiln/frontend/nn/Transformer.h"
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 Model buildTranslator() {
   nn::TransformerConfig config;

@@ -17,6 +17,7 @@
 
 using namespace mlir;
 using namespace kiln;
+using namespace kiln::dsl;
 
 namespace {
 /// The dtypes an op takes and gives.
@@ -36,30 +37,6 @@ struct Signature {
   /// Any dtype; the result has that of the first operand.
   static Signature any() { return {}; }
 };
-
-const char *dtypeName(DType dtype) {
-  switch (dtype) {
-  case DType::I32:
-    return "i32";
-  case DType::Bool:
-    return "i1";
-  case DType::F32:
-    break;
-  }
-  return "f32";
-}
-
-Type elementTypeOf(MLIRContext &ctx, DType dtype) {
-  switch (dtype) {
-  case DType::I32:
-    return IntegerType::get(&ctx, 32);
-  case DType::Bool:
-    return IntegerType::get(&ctx, 1);
-  case DType::F32:
-    break;
-  }
-  return Float32Type::get(&ctx);
-}
 
 /// Validates operands, checks the shape rule and, when both pass, builds the op with the
 /// inferred result type. `create` receives the result type.
@@ -94,7 +71,7 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
   }
   DType dtype = signature.result.value_or(operands.front().dtype());
   auto type = RankedTensorType::get(staticShape(result.shape),
-                                    elementTypeOf(builder->context(), dtype));
+                                    elementType(builder->context(), dtype));
   Value value = create(builder->opBuilder(), builder->location(loc), type);
   return builder->wrap(value, std::move(result.shape), dtype);
 }
@@ -105,8 +82,8 @@ int64_t normaliseAxis(int64_t axis, int64_t rank) {
 }
 } // namespace
 
-Tensor kiln::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeRhs,
-                    SourceLoc loc) {
+Tensor kiln::dsl::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool transposeRhs,
+                         SourceLoc loc) {
   const Tensor &a = lhs.tensor, &b = rhs.tensor;
   return buildOp(
       "matmul", {a, b}, loc, Signature::floats(2),
@@ -129,24 +106,24 @@ static Tensor binary(const char *name, const Tensor &a, const Tensor &b, SourceL
       });
 }
 
-Tensor kiln::add(Operand lhs, Operand rhs, SourceLoc loc) {
+Tensor kiln::dsl::add(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<AddOp>("add", lhs.tensor, rhs.tensor, loc);
 }
 
-Tensor kiln::mul(Operand lhs, Operand rhs, SourceLoc loc) {
+Tensor kiln::dsl::mul(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<MulOp>("mul", lhs.tensor, rhs.tensor, loc);
 }
 
-Tensor kiln::div(Operand lhs, Operand rhs, SourceLoc loc) {
+Tensor kiln::dsl::div(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<DivOp>("div", lhs.tensor, rhs.tensor, loc);
 }
 
-Tensor kiln::constant(ModelBuilder &m, float value, SourceLoc loc) {
+Tensor kiln::dsl::constant(ModelBuilder &m, float value, SourceLoc loc) {
   return constant(m, {}, {value}, loc);
 }
 
-Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape,
-                      std::vector<float> values, SourceLoc loc) {
+Tensor kiln::dsl::constant(ModelBuilder &m, std::vector<int64_t> shape,
+                           std::vector<float> values, SourceLoc loc) {
   SymShape symbolic;
   for (int64_t d : shape) {
     if (d <= 0) {
@@ -174,7 +151,7 @@ Tensor kiln::constant(ModelBuilder &m, std::vector<int64_t> shape,
   return m.wrap(result, std::move(symbolic), DType::F32);
 }
 
-Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
+Tensor kiln::dsl::scale(Operand input, float factor, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
       "scale", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
@@ -184,7 +161,7 @@ Tensor kiln::scale(Operand input, float factor, SourceLoc loc) {
       });
 }
 
-Tensor kiln::relu(Operand input, SourceLoc loc) {
+Tensor kiln::dsl::relu(Operand input, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
       "relu", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
@@ -193,7 +170,7 @@ Tensor kiln::relu(Operand input, SourceLoc loc) {
       });
 }
 
-Tensor kiln::softmax(Operand input, int64_t axis, SourceLoc loc) {
+Tensor kiln::dsl::softmax(Operand input, int64_t axis, SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -205,8 +182,8 @@ Tensor kiln::softmax(Operand input, int64_t axis, SourceLoc loc) {
       });
 }
 
-Tensor kiln::layerNorm(Operand input, Operand gamma, Operand beta, float epsilon,
-                       SourceLoc loc) {
+Tensor kiln::dsl::layerNorm(Operand input, Operand gamma, Operand beta, float epsilon,
+                            SourceLoc loc) {
   const Tensor &x = input.tensor, &g = gamma.tensor, &b = beta.tensor;
   return buildOp(
       "layer_norm", {x, g, b}, loc, Signature::floats(3),
@@ -219,7 +196,7 @@ Tensor kiln::layerNorm(Operand input, Operand gamma, Operand beta, float epsilon
       });
 }
 
-Tensor kiln::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
+Tensor kiln::dsl::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
       "reshape", {x}, loc, Signature::any(),
@@ -230,7 +207,8 @@ Tensor kiln::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
       });
 }
 
-Tensor kiln::transpose(Operand input, std::vector<int64_t> permutation, SourceLoc loc) {
+Tensor kiln::dsl::transpose(Operand input, std::vector<int64_t> permutation,
+                            SourceLoc loc) {
   const Tensor &x = input.tensor;
   for (int64_t &p : permutation)
     if (p < 0)
@@ -244,19 +222,27 @@ Tensor kiln::transpose(Operand input, std::vector<int64_t> permutation, SourceLo
       });
 }
 
-Tensor kiln::operator+(Operand lhs, const Tensor &rhs) { return add(lhs, rhs, lhs.loc); }
-Tensor kiln::operator*(Operand lhs, const Tensor &rhs) { return mul(lhs, rhs, lhs.loc); }
-Tensor kiln::operator*(Operand lhs, float factor) { return scale(lhs, factor, lhs.loc); }
-Tensor kiln::operator/(Operand lhs, float divisor) {
+Tensor kiln::dsl::operator+(Operand lhs, const Tensor &rhs) {
+  return add(lhs, rhs, lhs.loc);
+}
+Tensor kiln::dsl::operator*(Operand lhs, const Tensor &rhs) {
+  return mul(lhs, rhs, lhs.loc);
+}
+Tensor kiln::dsl::operator*(Operand lhs, float factor) {
+  return scale(lhs, factor, lhs.loc);
+}
+Tensor kiln::dsl::operator/(Operand lhs, float divisor) {
   return scale(lhs, 1.0f / divisor, lhs.loc);
 }
-Tensor kiln::operator/(Operand lhs, const Tensor &rhs) { return div(lhs, rhs, lhs.loc); }
+Tensor kiln::dsl::operator/(Operand lhs, const Tensor &rhs) {
+  return div(lhs, rhs, lhs.loc);
+}
 
 //===----------------------------------------------------------------------===//
 // Layers around attention
 //===----------------------------------------------------------------------===//
 
-Tensor kiln::linear(Operand input, Operand weight, Operand bias, SourceLoc loc) {
+Tensor kiln::dsl::linear(Operand input, Operand weight, Operand bias, SourceLoc loc) {
   const Tensor &x = input.tensor, &w = weight.tensor, &b = bias.tensor;
   return buildOp(
       "linear", {x, w, b}, loc, Signature::floats(3),
@@ -266,7 +252,7 @@ Tensor kiln::linear(Operand input, Operand weight, Operand bias, SourceLoc loc) 
       });
 }
 
-Tensor kiln::gelu(Operand input, SourceLoc loc) {
+Tensor kiln::dsl::gelu(Operand input, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(
       "gelu", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
@@ -275,7 +261,7 @@ Tensor kiln::gelu(Operand input, SourceLoc loc) {
       });
 }
 
-Tensor kiln::logSoftmax(Operand input, int64_t axis, SourceLoc loc) {
+Tensor kiln::dsl::logSoftmax(Operand input, int64_t axis, SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -287,7 +273,7 @@ Tensor kiln::logSoftmax(Operand input, int64_t axis, SourceLoc loc) {
       });
 }
 
-Tensor kiln::argmax(Operand input, int64_t axis, SourceLoc loc) {
+Tensor kiln::dsl::argmax(Operand input, int64_t axis, SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -299,8 +285,8 @@ Tensor kiln::argmax(Operand input, int64_t axis, SourceLoc loc) {
       });
 }
 
-Tensor kiln::slice(Operand input, int64_t axis, int64_t start, int64_t end,
-                   SourceLoc loc) {
+Tensor kiln::dsl::slice(Operand input, int64_t axis, int64_t start, int64_t end,
+                        SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -314,7 +300,7 @@ Tensor kiln::slice(Operand input, int64_t axis, int64_t start, int64_t end,
       });
 }
 
-Tensor kiln::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc loc) {
+Tensor kiln::dsl::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc loc) {
   // With no operand there is no model to report to; the result is an invalid tensor.
   if (inputs.empty())
     return {};
@@ -347,7 +333,7 @@ Tensor kiln::concat(const std::vector<Tensor> &inputs, int64_t axis, SourceLoc l
 // Embeddings, positions and masks
 //===----------------------------------------------------------------------===//
 
-Tensor kiln::embedding(Operand table, Operand ids, SourceLoc loc) {
+Tensor kiln::dsl::embedding(Operand table, Operand ids, SourceLoc loc) {
   const Tensor &w = table.tensor, &i = ids.tensor;
   return buildOp(
       "embedding", {w, i}, loc,
@@ -358,7 +344,7 @@ Tensor kiln::embedding(Operand table, Operand ids, SourceLoc loc) {
       });
 }
 
-Tensor kiln::positions(Operand like, int64_t axis, SourceLoc loc) {
+Tensor kiln::dsl::positions(Operand like, int64_t axis, SourceLoc loc) {
   const Tensor &x = like.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -370,7 +356,7 @@ Tensor kiln::positions(Operand like, int64_t axis, SourceLoc loc) {
       });
 }
 
-Tensor kiln::sinusoid(Operand positions, int64_t dim, SourceLoc loc) {
+Tensor kiln::dsl::sinusoid(Operand positions, int64_t dim, SourceLoc loc) {
   const Tensor &p = positions.tensor;
   return buildOp(
       "sinusoid", {p}, loc, {{{"positions", DType::I32}}, DType::F32},
@@ -384,8 +370,8 @@ static DType maskDType(MaskForm form) {
   return form == MaskForm::Boolean ? DType::Bool : DType::F32;
 }
 
-Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, MaskForm form,
-                         SourceLoc loc) {
+Tensor kiln::dsl::paddingMask(Operand lengths, Operand like, int64_t axis, MaskForm form,
+                              SourceLoc loc) {
   const Tensor &n = lengths.tensor, &x = like.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -399,7 +385,7 @@ Tensor kiln::paddingMask(Operand lengths, Operand like, int64_t axis, MaskForm f
       });
 }
 
-Tensor kiln::causalMask(Operand like, int64_t axis, MaskForm form, SourceLoc loc) {
+Tensor kiln::dsl::causalMask(Operand like, int64_t axis, MaskForm form, SourceLoc loc) {
   const Tensor &x = like.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
   return buildOp(
@@ -411,7 +397,7 @@ Tensor kiln::causalMask(Operand like, int64_t axis, MaskForm form, SourceLoc loc
       });
 }
 
-Tensor kiln::maskedFill(Operand input, Operand mask, float value, SourceLoc loc) {
+Tensor kiln::dsl::maskedFill(Operand input, Operand mask, float value, SourceLoc loc) {
   const Tensor &x = input.tensor, &m = mask.tensor;
   return buildOp(
       "masked_fill", {x, m}, loc,
@@ -428,7 +414,7 @@ Tensor kiln::maskedFill(Operand input, Operand mask, float value, SourceLoc loc)
 // Session state
 //===----------------------------------------------------------------------===//
 
-void kiln::stateWrite(const std::string &name, const Tensor &value, SourceLoc loc) {
+void kiln::dsl::stateWrite(const std::string &name, const Tensor &value, SourceLoc loc) {
   ModelBuilder *builder = value.builder();
   if (!builder || !builder->prepareOperands({value}, loc))
     return;
@@ -445,8 +431,8 @@ void kiln::stateWrite(const std::string &name, const Tensor &value, SourceLoc lo
                                             value.value());
 }
 
-Tensor kiln::kvAppend(const std::string &name, const Tensor &value, int64_t axis,
-                      const Dim &position, int64_t capacity, SourceLoc loc) {
+Tensor kiln::dsl::kvAppend(const std::string &name, const Tensor &value, int64_t axis,
+                           const Dim &position, int64_t capacity, SourceLoc loc) {
   ModelBuilder *builder = value.builder();
   if (!builder || !builder->prepareOperands({value}, loc))
     return {};

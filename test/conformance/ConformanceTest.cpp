@@ -20,8 +20,9 @@
 #include <memory>
 
 using namespace kiln;
+using namespace kiln::dsl;
 
-kiln::Model buildTransformerTiny();
+kiln::dsl::Model buildTransformerTiny();
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include "kiln/frontend/Registry.h"
 #include "kiln/frontend/nn/Transformer.h"
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 namespace {
 nn::TransformerConfig tinyConfig() {

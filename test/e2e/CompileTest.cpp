@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
+using namespace kiln::dsl;
 using namespace kiln::e2e;
 namespace hb = kiln::halide_backend;
 

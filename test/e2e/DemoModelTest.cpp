@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-kiln::Model buildDemo();
+kiln::dsl::Model buildDemo();
 
 using namespace kiln::e2e;
 

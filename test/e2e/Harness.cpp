@@ -123,7 +123,7 @@ void expectClose(const std::string &what, const float *actual,
 
 } // namespace
 
-Harness::Harness(const std::string &library, ModelBuildFn build, uint32_t seed)
+Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed)
     : reference_(build()), random_(seed) {
   if (!reference_.ok()) {
     std::string errors;

@@ -38,7 +38,7 @@ class Harness {
 public:
   /// Opens `library` and builds the reference module with `build`. Failures are gtest
   /// failures; check ok() afterwards.
-  Harness(const std::string &library, ModelBuildFn build, uint32_t seed = 1);
+  Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed = 1);
   ~Harness();
   Harness(const Harness &) = delete;
   Harness &operator=(const Harness &) = delete;
@@ -54,7 +54,7 @@ public:
                const InputEdit &edit = nullptr);
 
 private:
-  Model reference_;
+  dsl::Model reference_;
   kiln_model *model_ = nullptr;
   kiln_weights *weights_ = nullptr;
   kiln_session *session_ = nullptr;

@@ -5,7 +5,8 @@
 #include <cmath>
 
 using namespace kiln;
-using namespace kiln::nn;
+using namespace kiln::dsl;
+using namespace kiln::dsl::nn;
 
 MultiHeadAttention::MultiHeadAttention(ModelBuilder &m, const std::string &prefix,
                                        int64_t dModel, int64_t heads)

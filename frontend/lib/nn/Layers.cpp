@@ -5,7 +5,8 @@
 #include <cmath>
 
 using namespace kiln;
-using namespace kiln::nn;
+using namespace kiln::dsl;
+using namespace kiln::dsl::nn;
 
 Linear::Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out)
     : weight_(m.parameter(prefix + ".weight", {out, in})),

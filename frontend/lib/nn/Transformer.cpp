@@ -3,7 +3,8 @@
 #include "kiln/frontend/nn/Transformer.h"
 
 using namespace kiln;
-using namespace kiln::nn;
+using namespace kiln::dsl;
+using namespace kiln::dsl::nn;
 
 TransformerConfig TransformerConfig::base() { return TransformerConfig(); }
 

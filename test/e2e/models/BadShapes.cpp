@@ -3,7 +3,7 @@
 #include "kiln/frontend/Kiln.h"
 #include "kiln/frontend/Registry.h"
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 static Model buildBadShapes() {
   ModelBuilder m("e2e_bad_shapes");

@@ -5,7 +5,7 @@
 #include "kiln/frontend/Kiln.h"
 #include "kiln/frontend/Registry.h"
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 Model kiln::e2e::buildMatmulModel() {
   ModelBuilder m("e2e_matmul");

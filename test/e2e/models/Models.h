@@ -15,21 +15,21 @@ namespace kiln::e2e {
 
 /// All four transpose combinations, a rank-2 rhs broadcast over the batch, 4-D x 3-D
 /// batch broadcasting against a static 1, and a weight.
-Model buildMatmulModel();
+dsl::Model buildMatmulModel();
 /// add / mul: equal shapes, a trailing 1, a missing leading dim, a [1], a weight.
-Model buildElementwiseModel();
+dsl::Model buildElementwiseModel();
 /// scale, relu, and relu of a temporary.
-Model buildUnaryModel();
+dsl::Model buildUnaryModel();
 /// softmax on the last, a middle and the first axis.
-Model buildSoftmaxModel();
+dsl::Model buildSoftmaxModel();
 /// layer_norm with a dynamic normalised dim and with weights.
-Model buildLayerNormModel();
+dsl::Model buildLayerNormModel();
 /// reshape (a view of an input and of a temporary, and back) and transpose.
-Model buildDataMovementModel();
+dsl::Model buildDataMovementModel();
 /// The same add and relu several times at the same types: 3 kernels for 5 steps.
-Model buildDedupModel();
+dsl::Model buildDedupModel();
 /// Two entry points that share a weight and a matmul kernel; an i32 input with bounds.
-Model buildTwoEntriesModel();
+dsl::Model buildTwoEntriesModel();
 
 } // namespace kiln::e2e
 

@@ -5,7 +5,7 @@
 #include "kiln/frontend/Kiln.h"
 #include "kiln/frontend/Registry.h"
 
-using namespace kiln;
+using namespace kiln::dsl;
 
 Model kiln::e2e::buildUnaryModel() {
   ModelBuilder m("e2e_unary");

@@ -16,7 +16,7 @@
 
 #include <string>
 
-namespace kiln::frontend_test {
+namespace kiln::dsl::frontend_test {
 
 /// The textual MLIR of `model`'s module.
 inline std::string printed(const Model &model) {
@@ -36,6 +36,6 @@ inline void expectOneErrorAt(const Model &model, unsigned line, const std::strin
       << "\"" << error.message << "\" does not contain \"" << part << "\"";
 }
 
-} // namespace kiln::frontend_test
+} // namespace kiln::dsl::frontend_test
 
 #endif // KILN_TEST_UNIT_FRONTEND_FRONTENDTESTSUPPORT_H

@@ -16,7 +16,8 @@
 #include <limits>
 
 using namespace kiln;
-using namespace kiln::frontend_test;
+using namespace kiln::dsl;
+using namespace kiln::dsl::frontend_test;
 
 namespace {
 
@@ -77,7 +78,7 @@ TEST(FrontendMasks, MaskedFillNeedsABooleanMask) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = maskedFill(x, x, 0.0f);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -91,7 +92,7 @@ TEST(FrontendMasks, MaskedFillMaskMayNotEnlargeTheInput) {
   Tensor len = e.input("len", DType::I32, {dyn("B")});
   Tensor pad = paddingMask(len, x, 1, MaskForm::Boolean);
   Tensor row = slice(x, 0, 0, 1);
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = maskedFill(row, pad, 0.0f);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -102,7 +103,7 @@ TEST(FrontendMasks, BooleanInputOutputOrWeightIsAnError) {
   {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     Tensor b = e.input("m", DType::Bool, {dyn("B")});
     e.output("y", b);
     expectOneErrorAt(m.finish(), line, "input 'm' is boolean; masks exist only inside");
@@ -112,13 +113,13 @@ TEST(FrontendMasks, BooleanInputOutputOrWeightIsAnError) {
     Entry e = m.entry("f");
     Tensor x = e.input("x", DType::I32, {dyn("B"), dyn("S")});
     Tensor len = e.input("len", DType::I32, {dyn("B")});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     e.output("mask", paddingMask(len, x, 1, MaskForm::Boolean));
     expectOneErrorAt(m.finish(), line, "output 'mask' is boolean");
   }
   {
     ModelBuilder m("bad");
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     Parameter p = m.parameter("m", {4}, DType::Bool);
     Entry e = m.entry("f");
     e.output("y", e.input("x", DType::F32, {4}));
@@ -130,7 +131,7 @@ TEST(FrontendMasks, ConstantNeedsOneValueOrOnePerElement) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {3});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor c = constant(m, {3}, {1.0f, 2.0f});
   e.output("y", x + c);
   expectOneErrorAt(m.finish(), line, "constant of shape [3] needs 1 or 3 values, got 2");
@@ -138,7 +139,7 @@ TEST(FrontendMasks, ConstantNeedsOneValueOrOnePerElement) {
 
 TEST(FrontendMasks, ConstantBeforeAnyEntryIsAnError) {
   ModelBuilder m("bad");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor c = constant(m, 1.0f);
   EXPECT_FALSE(c.valid());
   Entry e = m.entry("f");

@@ -17,7 +17,8 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
-using namespace kiln::frontend_test;
+using namespace kiln::dsl;
+using namespace kiln::dsl::frontend_test;
 
 namespace {
 
@@ -50,7 +51,7 @@ TEST(ModelBuilder, ShapeErrorPointsAtTheUsersLine) {
   Entry e = m.entry("forward");
   Tensor a = e.input("a", DType::F32, {dyn("B"), dyn("S"), 64});
   Tensor b = e.input("b", DType::F32, {dyn("B"), dyn("T"), 64});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor c = a + b;
   EXPECT_FALSE(c.valid());
   e.output("c", c);
@@ -70,7 +71,7 @@ TEST(ModelBuilder, MatmulContractionMismatchNamesBothSizes) {
   Parameter w = m.parameter("w", {32, 48});
   Entry e = m.entry("forward");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = matmul(x, w, false, true);
   e.output("y", y);
   Model model = m.finish();
@@ -98,7 +99,7 @@ TEST(ModelBuilder, ParameterRedeclaredWithAnotherShapeIsAnError) {
   m.parameter("embed.weight", {100, 16});
   Parameter same = m.parameter("embed.weight", {100, 16});
   EXPECT_EQ(same.name(), "embed.weight");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   m.parameter("embed.weight", {100, 32});
   Entry e = m.entry("f");
   e.output("y", relu(e.input("x", DType::F32, {4})));

@@ -17,7 +17,8 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
-using namespace kiln::frontend_test;
+using namespace kiln::dsl;
+using namespace kiln::dsl::frontend_test;
 
 namespace {
 
@@ -93,7 +94,7 @@ TEST(FrontendOps, EmbeddingOfFloatIdsIsAnErrorAtTheLine) {
   Parameter table = m.parameter("embed.weight", {100, 16});
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::F32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor x = embedding(table, ids);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
@@ -104,7 +105,7 @@ TEST(FrontendOps, SinusoidOfFloatPositionsIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor p = e.input("p", DType::F32, {dyn("S")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor x = sinusoid(p, 8);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line, "sinusoid needs positions of type i32");
@@ -114,7 +115,7 @@ TEST(FrontendOps, SinusoidOfOddSizeIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor x = sinusoid(positions(ids, 1), 15);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
@@ -129,7 +130,7 @@ TEST(FrontendOps, LinearWithTheWeightTransposedIsAnError) {
   Parameter b = m.parameter("b", {64});
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = linear(x, w, b);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -143,7 +144,7 @@ TEST(FrontendOps, LinearBiasOfTheWrongSize) {
   Parameter b = m.parameter("b", {16});
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 16});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = linear(x, w, b);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line, "linear bias has shape [16], expected [64]");
@@ -154,7 +155,7 @@ TEST(FrontendOps, PaddingMaskNeedsIntegerLengths) {
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
   Tensor len = e.input("len", DType::F32, {dyn("B")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor mask = paddingMask(len, ids, 1);
   e.output("mask", mask);
   expectOneErrorAt(m.finish(), line, "padding_mask needs lengths of type i32");
@@ -164,7 +165,7 @@ TEST(FrontendOps, MaskAxisOutOfRange) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor mask = causalMask(ids, 2);
   e.output("mask", mask);
   expectOneErrorAt(m.finish(), line,
@@ -175,7 +176,7 @@ TEST(FrontendOps, SlicePastAStaticEnd) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 64});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = slice(x, -1, 32, 96);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line, "slice end 96 exceeds dimension 1 of [B, 64]");
@@ -196,7 +197,7 @@ TEST(FrontendOps, ConcatOfMixedDtypes) {
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
   Tensor x = e.input("x", DType::F32, {dyn("B"), 1});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = concat({ids, x}, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -208,7 +209,7 @@ TEST(FrontendOps, ConcatOfDifferentBatches) {
   Entry e = m.entry("f");
   Tensor a = e.input("a", DType::F32, {dyn("B"), dyn("S"), 8});
   Tensor b = e.input("b", DType::F32, {dyn("C"), dyn("T"), 8});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = concat({a, b}, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -220,7 +221,7 @@ TEST(FrontendOps, ArgmaxOfIdsIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = argmax(ids, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -231,7 +232,7 @@ TEST(FrontendOps, LogSoftmaxAxisOutOfRange) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 8});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor y = logSoftmax(x, 3);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
@@ -282,7 +283,7 @@ TEST(FrontendBounds, MayNameADimensionOfALaterInput) {
 TEST(FrontendBounds, OnAFloatInputIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor x = e.input("x", DType::F32, {dyn("B")}, {0, 1});
   e.output("x", x);
   expectOneErrorAt(m.finish(), line, "input 'x' has bounds but is f32");
@@ -292,7 +293,7 @@ TEST(FrontendBounds, UnknownDimensionIsAnErrorAtTheInput) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("S")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "T"});
   e.output("mask", paddingMask(len, ids, 1));
   expectOneErrorAt(m.finish(), line,
@@ -303,7 +304,7 @@ TEST(FrontendBounds, UnknownDimensionIsAnErrorAtTheInput) {
 TEST(FrontendBounds, SyntaxErrorIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {0, "S-"});
   e.output("ids", ids);
   expectOneErrorAt(m.finish(), line,
@@ -314,7 +315,7 @@ TEST(FrontendBounds, SyntaxErrorIsAnError) {
 TEST(FrontendBounds, EmptyRangeIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor ids = e.input("ids", DType::I32, {dyn("S")}, {10, 9});
   e.output("ids", ids);
   expectOneErrorAt(m.finish(), line, "bounds of input 'ids' are empty: [10, 9]");

@@ -13,7 +13,8 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
-using namespace kiln::frontend_test;
+using namespace kiln::dsl;
+using namespace kiln::dsl::frontend_test;
 
 namespace {
 
@@ -108,7 +109,7 @@ TEST(FrontendStates, ValueInputNeedsADimensionName) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   e.valueInput("step", 3, {0, 15});
   e.output("y", e.stateRead("mem", {dyn("B"), 4, dyn("S"), 8}));
   expectOneErrorAt(
@@ -122,7 +123,7 @@ TEST(FrontendStates, ValueDimensionBoundByAShapeTooIsAnError) {
   declareStart(m);
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("T")});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   e.valueInput("step", dyn("T"), {0, 15});
   e.output("y", relu(x));
   expectOneErrorAt(
@@ -135,7 +136,7 @@ TEST(FrontendStates, ValueDimensionBoundByAStateTooIsAnError) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   e.valueInput("step", dyn("S"), {0, 15});
   e.output("y", e.stateRead("mem", {dyn("B"), 4, dyn("S"), 8}));
   expectOneErrorAt(m.finish(), line, "which the shape of state 'mem' binds too");
@@ -145,7 +146,7 @@ TEST(FrontendStates, ValueInputBoundsCannotUseItsOwnDimension) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   e.valueInput("step", dyn("P"), {0, "P"});
   e.output("y", relu(x));
   expectOneErrorAt(m.finish(), line,
@@ -155,7 +156,7 @@ TEST(FrontendStates, ValueInputBoundsCannotUseItsOwnDimension) {
 TEST(FrontendStates, BoundsUsingANameNothingBindsAreAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor len = e.input("len", DType::I32, {dyn("B")}, {1, "S"});
   e.output("y", len);
   expectOneErrorAt(
@@ -188,7 +189,7 @@ TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, c.value);
     e.valueInput("step", dyn("P"), {0, 15});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     Tensor k = kvAppend("c", x, c.axis, dyn("P"), c.capacity);
     EXPECT_FALSE(k.valid());
     expectOneErrorAt(m.finish(), line, c.message);
@@ -201,7 +202,7 @@ TEST(FrontendStates, KvAppendNeedsANamedBoundPosition) {
     Entry e = m.entry("f");
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     kvAppend("c", x, 2, 3, 16);
     expectOneErrorAt(m.finish(), line,
                      "kv_append needs a named position, as dyn(\"P\") bound by an "
@@ -212,7 +213,7 @@ TEST(FrontendStates, KvAppendNeedsANamedBoundPosition) {
     Entry e = m.entry("f");
     e.stateAlloc("c", {dyn("B"), 4, 16, 8});
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     e.output("k", kvAppend("c", x, 2, dyn("P"), 16));
     expectOneErrorAt(
         m.finish(), line,
@@ -226,7 +227,7 @@ TEST(FrontendStates, StatesAreF32) {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
     Tensor ids = e.input("ids", DType::I32, {dyn("B"), 1});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     stateWrite("s", ids);
     expectOneErrorAt(m.finish(), line,
                      "stateWrite needs an f32 tensor (states are f32), got an i32 tensor "
@@ -237,7 +238,7 @@ TEST(FrontendStates, StatesAreF32) {
     Entry e = m.entry("f");
     e.valueInput("step", dyn("P"), {0, 15});
     Tensor ids = e.input("ids", DType::I32, {dyn("B"), 1});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     kvAppend("s", ids, 1, dyn("P"), 16);
     expectOneErrorAt(m.finish(), line, "kv_append needs an f32 value (states are f32)");
   }
@@ -260,7 +261,7 @@ TEST(FrontendStates, StateDeclarationErrors) {
     ModelBuilder m("bad");
     Entry e = m.entry("f");
     Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-    unsigned line = __LINE__;
+    unsigned line = __LINE__ + 1;
     e.stateAlloc(c.name, c.dims);
     stateWrite("other", x);
     expectOneErrorAt(m.finish(), line, c.message);
@@ -271,7 +272,7 @@ TEST(FrontendStates, AStateKeepsItsRankAndStaticSizesAcrossEntries) {
   ModelBuilder m("bad");
   declareStart(m);
   Entry e = m.entry("f");
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor mem = e.stateRead("mem", {dyn("B"), 2, dyn("S"), 8});
   EXPECT_FALSE(mem.valid());
   e.output("y", mem);
@@ -285,7 +286,7 @@ TEST(FrontendStates, ACacheMustBeAllocatedWithTheShapeItIsAppendedTo) {
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
   e.valueInput("step", dyn("P"), {0, 31});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   e.output("k", kvAppend("c", x, 2, dyn("P"), 32));
   expectOneErrorAt(m.finish(), line,
                    "state 'c' is used here as [B, 4, 32, 8] but as [B, 4, 16, 8] at ");
@@ -295,7 +296,7 @@ TEST(FrontendStates, AStateNoEntryCreatesIsAnError) {
   ModelBuilder m("bad");
   Entry e = m.entry("f");
   Tensor x = e.input("x", DType::F32, {dyn("B"), 4});
-  unsigned line = __LINE__;
+  unsigned line = __LINE__ + 1;
   Tensor typo = e.stateRead("memroy", {dyn("B"), 4});
   e.output("y", x + typo);
   expectOneErrorAt(

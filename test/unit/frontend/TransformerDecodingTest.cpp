@@ -23,7 +23,8 @@
 #include <gtest/gtest.h>
 
 using namespace kiln;
-using namespace kiln::frontend_test;
+using namespace kiln::dsl;
+using namespace kiln::dsl::frontend_test;
 
 namespace {
 

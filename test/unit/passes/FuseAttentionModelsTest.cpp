@@ -18,8 +18,8 @@
 
 #include <map>
 
-kiln::Model buildDemo();
-kiln::Model buildTransformerBase();
+kiln::dsl::Model buildDemo();
+kiln::dsl::Model buildTransformerBase();
 
 namespace {
 
@@ -34,7 +34,7 @@ struct EntryCounts {
 };
 
 /// Runs the default pipeline (with fusion remarks) on `model`; per entry, what is left.
-std::map<std::string, EntryCounts> runPipeline(const kiln::Model &model,
+std::map<std::string, EntryCounts> runPipeline(const kiln::dsl::Model &model,
                                                std::vector<std::string> &remarks) {
   mlir::MLIRContext &context = model.context();
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -62,7 +62,7 @@ std::map<std::string, EntryCounts> runPipeline(const kiln::Model &model,
 }
 
 TEST(FuseAttentionModels, TransformerBaseFusesAllEighteenAttentions) {
-  kiln::Model model = buildTransformerBase();
+  kiln::dsl::Model model = buildTransformerBase();
   ASSERT_TRUE(model.ok());
   std::vector<std::string> remarks;
   std::map<std::string, EntryCounts> counts = runPipeline(model, remarks);
@@ -96,7 +96,7 @@ TEST(FuseAttentionModels, TransformerBaseFusesAllEighteenAttentions) {
 }
 
 TEST(FuseAttentionModels, DemoFusesItsAttention) {
-  kiln::Model model = buildDemo();
+  kiln::dsl::Model model = buildDemo();
   ASSERT_TRUE(model.ok());
   std::vector<std::string> remarks;
   std::map<std::string, EntryCounts> counts = runPipeline(model, remarks);
@@ -110,7 +110,7 @@ TEST(FuseAttentionModels, DemoFusesItsAttention) {
 }
 
 TEST(FuseAttentionModels, WithoutFusionThePipelineKeepsEverySoftmax) {
-  kiln::Model model = buildTransformerBase();
+  kiln::dsl::Model model = buildTransformerBase();
   ASSERT_TRUE(model.ok());
   mlir::PassManager pm(&model.context());
   kiln::PipelineOptions options;

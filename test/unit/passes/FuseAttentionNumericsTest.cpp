@@ -255,22 +255,22 @@ TEST_F(FuseAttentionNumerics, KeysStoredTransposedGetATranspose) {
         1);
 }
 
-kiln::Model buildTinyTransformer() {
-  kiln::nn::TransformerConfig config;
+kiln::dsl::Model buildTinyTransformer() {
+  kiln::dsl::nn::TransformerConfig config;
   config.dModel = 16;
   config.heads = 2;
   config.encoderLayers = 2;
   config.decoderLayers = 2;
   config.dFF = 32;
   config.srcVocab = config.tgtVocab = 20;
-  kiln::ModelBuilder m("tiny");
-  kiln::nn::Transformer transformer(m, "transformer", config);
+  kiln::dsl::ModelBuilder m("tiny");
+  kiln::dsl::nn::Transformer transformer(m, "transformer", config);
   transformer.declareEntries(m);
   return m.finish();
 }
 
 TEST(FuseAttentionNumericsModels, SmallTransformerEncodeAndDecode) {
-  kiln::Model model = buildTinyTransformer();
+  kiln::dsl::Model model = buildTinyTransformer();
   ASSERT_TRUE(model.ok());
   // 2 encoder self-attentions; 2 causal self- and 2 cross-attentions in decode; 2 self-
   // (over the cache) and 2 cross-attentions in decode_step.

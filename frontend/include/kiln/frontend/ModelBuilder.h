@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln {
+namespace kiln::dsl {
 
 /// An error in a user's model, at the DSL call that caused it.
 struct BuildError {
@@ -214,6 +214,6 @@ private:
   std::vector<BuildError> errors_;
 };
 
-} // namespace kiln
+} // namespace kiln::dsl
 
 #endif // KILN_FRONTEND_MODELBUILDER_H

@@ -12,7 +12,7 @@
 
 #include <string>
 
-namespace kiln {
+namespace kiln::dsl {
 
 using SourceLoc = std::source_location;
 
@@ -112,6 +112,6 @@ Tensor operator*(Operand lhs, float factor);
 Tensor operator/(Operand lhs, float divisor);
 Tensor operator/(Operand lhs, const Tensor &rhs);
 
-} // namespace kiln
+} // namespace kiln::dsl
 
 #endif // KILN_FRONTEND_OPS_H

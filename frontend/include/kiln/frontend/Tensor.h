@@ -11,6 +11,8 @@
 
 #include "kiln/ir/ShapeRules.h"
 
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 
 #include <cstdint>
@@ -18,13 +20,18 @@
 #include <string>
 #include <vector>
 
-namespace kiln {
+namespace kiln::dsl {
 
 class ModelBuilder;
 
 /// Element types. Bool (i1) is for masks built inside an entry point (true = masked);
 /// inputs, outputs and weights are F32 or I32, the dtypes a runtime buffer can have.
 enum class DType { F32, I32, Bool };
+
+/// The MLIR element type of `dtype`: f32, i32 or i1.
+mlir::Type elementType(mlir::MLIRContext &context, DType dtype);
+/// That type as MLIR spells it, for messages.
+const char *dtypeName(DType dtype);
 
 /// A dimension in a DSL declaration: a static size, or a named dynamic one (`dyn("B")`).
 struct Dim {
@@ -106,6 +113,6 @@ struct Operand {
   std::source_location loc;
 };
 
-} // namespace kiln
+} // namespace kiln::dsl
 
 #endif // KILN_FRONTEND_TENSOR_H

@@ -12,7 +12,7 @@
 
 #include <optional>
 
-namespace kiln::nn {
+namespace kiln::dsl::nn {
 
 /// torch.nn.MultiheadAttention's parameters: `PREFIX.in_proj_weight` [3D, D] (q, k, v
 /// stacked by rows), `PREFIX.in_proj_bias` [3D], `PREFIX.out_proj.{weight,bias}`.
@@ -51,6 +51,6 @@ private:
   int64_t dModel_, heads_;
 };
 
-} // namespace kiln::nn
+} // namespace kiln::dsl::nn
 
 #endif // KILN_FRONTEND_NN_ATTENTION_H

@@ -11,7 +11,7 @@
 #include "kiln/frontend/ModelBuilder.h"
 #include "kiln/frontend/Ops.h"
 
-namespace kiln::nn {
+namespace kiln::dsl::nn {
 
 /// y = x·Wᵀ + b with W stored [out, in] (`PREFIX.weight`, `PREFIX.bias`).
 class Linear {
@@ -72,6 +72,6 @@ private:
   int64_t vocab_, dModel_;
 };
 
-} // namespace kiln::nn
+} // namespace kiln::dsl::nn
 
 #endif // KILN_FRONTEND_NN_LAYERS_H

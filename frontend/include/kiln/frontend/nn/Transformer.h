@@ -13,7 +13,7 @@
 #include <functional>
 #include <vector>
 
-namespace kiln::nn {
+namespace kiln::dsl::nn {
 
 struct TransformerConfig {
   int64_t dModel = 512;
@@ -170,6 +170,6 @@ private:
   Decoder decoder_;
 };
 
-} // namespace kiln::nn
+} // namespace kiln::dsl::nn
 
 #endif // KILN_FRONTEND_NN_TRANSFORMER_H
