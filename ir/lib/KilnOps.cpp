@@ -2,6 +2,7 @@
 
 #include "kiln/ir/KilnOps.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -12,13 +13,6 @@ using namespace mlir;
 using namespace kiln;
 
 #include "kiln/ir/KilnInterfaces.cpp.inc"
-
-static llvm::SmallVector<int64_t, 4> toI64s(ArrayAttr array) {
-  llvm::SmallVector<int64_t, 4> values;
-  for (Attribute a : array)
-    values.push_back(a.cast<IntegerAttr>().getInt());
-  return values;
-}
 
 //===----------------------------------------------------------------------===//
 // Verifiers
@@ -133,11 +127,11 @@ ShapeResult LayerNormOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 }
 
 ShapeResult ReshapeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  return shape_rules::reshape(operands[0], toI64s(shape()));
+  return shape_rules::reshape(operands[0], extractFromI64ArrayAttr(shape()));
 }
 
 ShapeResult TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  return shape_rules::transpose(operands[0], toI64s(permutation()));
+  return shape_rules::transpose(operands[0], extractFromI64ArrayAttr(permutation()));
 }
 
 ShapeResult LinearOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
@@ -240,7 +234,8 @@ OpFoldResult ReshapeOp::fold(ArrayRef<Attribute>) {
   // reshape(reshape(x)) -> reshape(x), in place, when the outer shape does not copy
   // dims by position from the inner result (that would change which dims are kept).
   if (auto inner = input().getDefiningOp<ReshapeOp>()) {
-    bool copiesDims = llvm::any_of(toI64s(shape()), [](int64_t s) { return s == 0; });
+    bool copiesDims =
+        llvm::any_of(extractFromI64ArrayAttr(shape()), [](int64_t s) { return s == 0; });
     if (!copiesDims) {
       (*this)->setOperand(0, inner.input());
       return getResult();
@@ -250,7 +245,7 @@ OpFoldResult ReshapeOp::fold(ArrayRef<Attribute>) {
 }
 
 OpFoldResult TransposeOp::fold(ArrayRef<Attribute>) {
-  llvm::SmallVector<int64_t, 4> perm = toI64s(permutation());
+  llvm::SmallVector<int64_t, 4> perm = extractFromI64ArrayAttr(permutation());
   auto isIdentity = [](ArrayRef<int64_t> p) {
     for (size_t i = 0; i < p.size(); ++i)
       if (static_cast<int64_t>(i) != p[i])
@@ -262,7 +257,8 @@ OpFoldResult TransposeOp::fold(ArrayRef<Attribute>) {
     return input();
   // transpose(transpose(x, p), q) -> transpose(x, p o q), in place.
   if (auto inner = input().getDefiningOp<TransposeOp>()) {
-    llvm::SmallVector<int64_t, 4> innerPerm = toI64s(inner.permutation());
+    llvm::SmallVector<int64_t, 4> innerPerm =
+        extractFromI64ArrayAttr(inner.permutation());
     llvm::SmallVector<int64_t, 4> composed;
     for (int64_t q : perm)
       composed.push_back(innerPerm[q]);

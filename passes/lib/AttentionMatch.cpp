@@ -15,19 +15,13 @@
 
 #include "AttentionMatch.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace kiln;
-
-static llvm::SmallVector<int64_t, 4> toI64s(ArrayAttr array) {
-  llvm::SmallVector<int64_t, 4> values;
-  for (Attribute a : array)
-    values.push_back(a.cast<IntegerAttr>().getInt());
-  return values;
-}
 
 /// `x` as printed in a message.
 static std::string str(double x) {
@@ -292,7 +286,8 @@ LogicalResult AttentionMatcher::matchScoresMatmul(MatmulOp matmul, AttentionMatc
   Value key = matmul.rhs();
   found.transposeKey = !matmul.transpose_rhs();
   if (auto transpose = key.getDefiningOp<TransposeOp>();
-      found.transposeKey && transpose && swapsLastTwo(toI64s(transpose.permutation()))) {
+      found.transposeKey && transpose &&
+      swapsLastTwo(extractFromI64ArrayAttr(transpose.permutation()))) {
     key = transpose.input();
     found.transposeKey = false;
   }

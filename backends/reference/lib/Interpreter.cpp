@@ -2,42 +2,24 @@
 //
 // Checks everything a caller hands in against the entry's types at this public
 // boundary, then evaluates each op with its kernel (Kernels.h). To support a new op,
-// write its kernel and add one case to evaluateOp(). The state ops, which work on the
-// session's states rather than on values alone, are evaluateStateOp()'s.
+// write its kernel and add one case to evaluateOp(). Binding the entry's dimensions is
+// Bindings.cpp's; the state ops, which work on the session's states rather than on
+// values alone, are States.cpp's.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernels.h"
+#include "Evaluation.h"
 
-#include "kiln/ir/DimExpr.h"
-#include "kiln/ir/KilnOps.h"
-#include "kiln/ir/SymbolicShapes.h"
-
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::reference;
 
-template <typename T> static std::string print(const T &printable) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  printable.print(os);
-  return os.str();
-}
-
-static std::vector<int64_t> toI64s(ArrayAttr array) {
-  std::vector<int64_t> values;
-  for (Attribute a : array)
-    values.push_back(a.cast<IntegerAttr>().getInt());
-  return values;
-}
-
-/// Whether `type` is a tensor of i1, held as 0/1 in an i32 host tensor.
-static bool isBoolean(Type type) {
+bool kiln::reference::isBoolean(Type type) {
   return type.cast<ShapedType>().getElementType().isInteger(1);
 }
 
@@ -80,10 +62,11 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<LayerNormOp>([&](LayerNormOp l) -> Result {
         return layerNorm(*args[0], *args[1], *args[2], l.epsilon().convertToFloat());
       })
-      .Case<ReshapeOp>(
-          [&](ReshapeOp r) -> Result { return reshape(*args[0], toI64s(r.shape())); })
+      .Case<ReshapeOp>([&](ReshapeOp r) -> Result {
+        return reshape(*args[0], extractFromI64ArrayAttr(r.shape()));
+      })
       .Case<TransposeOp>([&](TransposeOp t) -> Result {
-        return transpose(*args[0], toI64s(t.permutation()));
+        return transpose(*args[0], extractFromI64ArrayAttr(t.permutation()));
       })
       .Case<LinearOp>(
           [&](LinearOp) -> Result { return linear(*args[0], *args[1], *args[2]); })
@@ -123,12 +106,9 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       });
 }
 
-/// Checks that `t` can be a value of `type`: element type, rank, static sizes and the
-/// amount of data. `what` names the value for the message ("input 'x'"). i1 (boolean
-/// masks, held as i32 0/1) is accepted only for values inside an entry, never for
-/// what a caller hands in.
-static llvm::Error checkAgainstType(const HostTensor &t, Type type,
-                                    const std::string &what, bool allowBoolean = false) {
+llvm::Error kiln::reference::checkAgainstType(const HostTensor &t, Type type,
+                                              const std::string &what,
+                                              bool allowBoolean) {
   auto ranked = type.dyn_cast<RankedTensorType>();
   Type element = ranked ? ranked.getElementType() : Type();
   bool boolean = element && element.isInteger(1);
@@ -158,167 +138,16 @@ static llvm::Error checkAgainstType(const HostTensor &t, Type type,
 }
 
 /// The name the caller uses for input `i` (results: output `i`) of `func`.
-static std::string inputName(FuncOp func, unsigned i) {
+std::string kiln::reference::inputName(FuncOp func, unsigned i) {
   if (auto name = func.getArgAttrOfType<StringAttr>(i, kNameAttr))
     return name.getValue().str();
   return "arg" + std::to_string(i);
 }
 
-static std::string outputName(FuncOp func, unsigned i) {
+std::string kiln::reference::outputName(FuncOp func, unsigned i) {
   if (auto name = func.getResultAttrOfType<StringAttr>(i, kNameAttr))
     return name.getValue().str();
   return "result" + std::to_string(i);
-}
-
-namespace {
-/// The values of one run of one entry point.
-class Evaluation {
-public:
-  Evaluation(FuncOp func, const TensorMap &parameters, StateMap &states)
-      : func(func), parameters(parameters), states(states) {}
-
-  llvm::Error bindInputs(const TensorMap &inputs);
-  llvm::Expected<TensorMap> run();
-  /// After a failed run, what the runtime does: a run rejected by a state check (a
-  /// missing state, a shape, a position outside the cache) changes no state, as the
-  /// runtime checks all of them before it changes any; a run that fails later forgets
-  /// every state the entry creates or writes.
-  void rollBack();
-
-private:
-  /// Binds dimension `name` to `size`, or checks it against an earlier binding; `source`
-  /// says what binds it ("input 'x'", "state 'c'") for the message.
-  llvm::Error bindDim(llvm::StringRef name, int64_t size, const std::string &source);
-  /// Binds the dimensions named by inputs' `kiln.value_dim` to their values, each after
-  /// checking the input's bounds.
-  llvm::Error bindValueDims();
-  /// Checks input `index` against its `kiln.bounds`, if any.
-  llvm::Error checkBounds(unsigned index);
-  llvm::Error evaluate(Operation *op);
-  /// state_alloc, state_write, state_read and kv_append, on `states`; each checks
-  /// before it changes anything, and sets `stateRejected` when the check fails.
-  llvm::Error evaluateStateOp(Operation *op, const std::string &where);
-  llvm::Error checkAndApplyStateOp(Operation *op, const std::string &where);
-  /// Keeps state `name` as it was before this run, once, for rollBack().
-  void saveForUndo(const std::string &name);
-  llvm::Error bindParameter(ParameterOp op);
-  std::string entryName() { return "entry '" + func.getName().str() + "'"; }
-
-  FuncOp func;
-  const TensorMap &parameters;
-  StateMap &states;
-  /// The states this run changed, as they were before it (None: not set).
-  std::map<std::string, llvm::Optional<HostTensor>> undo;
-  bool stateRejected = false;
-  llvm::DenseMap<Value, HostTensor> values;
-  /// Each named dynamic dimension's size, with what bound it ("input 'x'").
-  std::map<std::string, std::pair<int64_t, std::string>> dimSizes;
-};
-} // namespace
-
-llvm::Error Evaluation::bindDim(llvm::StringRef name, int64_t size,
-                                const std::string &source) {
-  auto [bound, inserted] = dimSizes.try_emplace(name.str(), size, source);
-  if (!inserted && bound->second.first != size)
-    return makeError(entryName() + ": dimension '" + name + "' is " +
-                     std::to_string(bound->second.first) + " in " + bound->second.second +
-                     " but " + std::to_string(size) + " in " + source);
-  return llvm::Error::success();
-}
-
-llvm::Error Evaluation::bindInputs(const TensorMap &inputs) {
-  std::map<std::string, unsigned> byName;
-  // A dynamic dim named in `kiln.dims` has one size per run, whichever input gives it.
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = inputName(func, i);
-    byName[name] = i;
-    auto it = inputs.find(name);
-    if (it == inputs.end())
-      return makeError(entryName() + " is missing input '" + name + "'");
-    const HostTensor &t = it->second;
-    if (llvm::Error e = checkAgainstType(t, func.getArgument(i).getType(),
-                                         entryName() + " input '" + name + "'"))
-      return e;
-    auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr);
-    for (size_t d = 0; dims && d < dims.size() && d < t.shape.size(); ++d) {
-      auto dimName = dims[d].dyn_cast<StringAttr>();
-      if (!dimName || dimName.getValue().empty())
-        continue;
-      if (llvm::Error e = bindDim(dimName.getValue(), t.shape[d], "input '" + name + "'"))
-        return e;
-    }
-    values[func.getArgument(i)] = t;
-  }
-  for (const auto &input : inputs)
-    if (!byName.count(input.first))
-      return makeError(entryName() + " has no input named '" + input.first + "'");
-  if (llvm::Error e = bindValueDims())
-    return e;
-  // Bounds may name a dimension of a later input, so they are checked once all are bound
-  // (those of value_dim inputs already were).
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (!func.getArgAttr(i, kValueDimAttr))
-      if (llvm::Error e = checkBounds(i))
-        return e;
-  return llvm::Error::success();
-}
-
-llvm::Error Evaluation::bindValueDims() {
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto dim = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr);
-    if (!dim)
-      continue;
-    // As the runtime does: the value's bounds first (the verifier keeps them from
-    // using the dimension itself), then the binding. The verifier made the input a
-    // rank-0 i32, and checkAgainstType its data one i32.
-    if (llvm::Error e = checkBounds(i))
-      return e;
-    int64_t value = values[func.getArgument(i)].i32.at(0);
-    std::string name = inputName(func, i);
-    if (value < 0)
-      return makeError(entryName() + " input '" + name + "' is " + std::to_string(value) +
-                       ", but its value is the size of dimension '" + dim.getValue() +
-                       "', which cannot be negative");
-    if (llvm::Error e =
-            bindDim(dim.getValue(), value, "the value of input '" + name + "'"))
-      return e;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Error Evaluation::checkBounds(unsigned index) {
-  auto bounds = func.getArgAttrOfType<ArrayAttr>(index, kBoundsAttr);
-  if (!bounds)
-    return llvm::Error::success();
-  std::string name = inputName(func, index);
-  // The verifier checked the form: two expressions over names of kiln.dims.
-  auto lookup = [&](StringRef dim) -> Optional<int64_t> {
-    auto it = dimSizes.find(dim.str());
-    return it == dimSizes.end() ? None : Optional<int64_t>(it->second.first);
-  };
-  StringRef loText = bounds[0].cast<StringAttr>().getValue();
-  StringRef hiText = bounds[1].cast<StringAttr>().getValue();
-  llvm::Expected<int64_t> lo = evaluateDimExpr(loText, lookup);
-  if (!lo)
-    return makeError(entryName() + " input '" + name +
-                     "' bounds: " + llvm::toString(lo.takeError()));
-  llvm::Expected<int64_t> hi = evaluateDimExpr(hiText, lookup);
-  if (!hi)
-    return makeError(entryName() + " input '" + name +
-                     "' bounds: " + llvm::toString(hi.takeError()));
-  const HostTensor &t = values[func.getArgument(index)];
-  for (int64_t k = 0; k < t.numElements(); ++k) {
-    int64_t v = t.i32[k];
-    if (v >= *lo && v <= *hi)
-      continue;
-    std::string range = "[" + loText.str() + ", " + hiText.str() + "]";
-    std::string evaluated = "[" + std::to_string(*lo) + ", " + std::to_string(*hi) + "]";
-    return makeError(entryName() + " input '" + name + "' element " +
-                     shapeToString(unravelIndex(k, t.shape)) + " is " +
-                     std::to_string(v) + ", outside its bounds " + range +
-                     (range == evaluated ? "" : " = " + evaluated));
-  }
-  return llvm::Error::success();
 }
 
 llvm::Error Evaluation::bindParameter(ParameterOp op) {
@@ -357,107 +186,6 @@ llvm::Error Evaluation::evaluate(Operation *op) {
     return e;
   values[op->getResult(0)] = std::move(*result);
   return llvm::Error::success();
-}
-
-llvm::Error Evaluation::evaluateStateOp(Operation *op, const std::string &where) {
-  llvm::Error error = checkAndApplyStateOp(op, where);
-  if (error)
-    stateRejected = true;
-  return error;
-}
-
-void Evaluation::saveForUndo(const std::string &name) {
-  if (undo.count(name))
-    return;
-  auto it = states.find(name);
-  undo[name] = it == states.end() ? llvm::None : llvm::Optional<HostTensor>(it->second);
-}
-
-llvm::Error Evaluation::checkAndApplyStateOp(Operation *op, const std::string &where) {
-  // Every state op names its state in the `name` attribute.
-  std::string name = op->getAttrOfType<StringAttr>("name").getValue().str();
-  std::string what = "state '" + name + "'";
-  if (auto alloc = dyn_cast<StateAllocOp>(op)) {
-    auto type = alloc.type().cast<RankedTensorType>();
-    Shape shape;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      if (!type.isDynamicDim(d)) {
-        shape.push_back(type.getDimSize(d));
-        continue;
-      }
-      // inferSymbolicShapes (in the verifier's stead) made every name one the entry
-      // binds.
-      StringRef dim = alloc.dims()[d].cast<StringAttr>().getValue();
-      auto size = dimSizes.find(dim.str());
-      if (size == dimSizes.end())
-        return makeError(where + ": dimension '" + dim + "' of " + what +
-                         " is not bound by the entry");
-      shape.push_back(size->second.first);
-    }
-    saveForUndo(name);
-    states[name] = HostTensor::floats(std::move(shape));
-    return llvm::Error::success();
-  }
-  if (auto write = dyn_cast<StateWriteOp>(op)) {
-    auto value = values.find(write.value());
-    if (value == values.end())
-      return makeError(where + " uses a value defined outside the entry's body");
-    saveForUndo(name);
-    states[name] = value->second;
-    return llvm::Error::success();
-  }
-  auto state = states.find(name);
-  if (state == states.end())
-    return makeError(where + ": " + what + " is not set: no earlier run created it");
-  if (auto read = dyn_cast<StateReadOp>(op)) {
-    if (llvm::Error e =
-            checkAgainstType(state->second, read.getType(), where + " " + what))
-      return e;
-    // The state's shape binds the names of its dims, as an input's does.
-    for (auto it : llvm::enumerate(read.dims())) {
-      StringRef dim = it.value().cast<StringAttr>().getValue();
-      if (!dim.empty())
-        if (llvm::Error e = bindDim(dim, state->second.shape[it.index()], what))
-          return e;
-    }
-    values[read.getResult()] = state->second;
-    return llvm::Error::success();
-  }
-  auto append = cast<KvAppendOp>(op);
-  auto value = values.find(append.value());
-  if (value == values.end())
-    return makeError(where + " uses a value defined outside the entry's body");
-  auto position = dimSizes.find(append.position().str());
-  if (position == dimSizes.end())
-    return makeError(where + ": position '" + append.position() +
-                     "' is not bound by the entry");
-  // kvAppend checks before it writes; the copy is for a later op's failure.
-  saveForUndo(name);
-  llvm::Expected<HostTensor> prefix =
-      kvAppend(state->second, value->second, static_cast<int64_t>(append.axis()),
-               static_cast<int64_t>(append.capacity()), position->second.first);
-  if (!prefix)
-    return makeError(where + ": " + what + ": " + llvm::toString(prefix.takeError()));
-  if (llvm::Error e = checkAgainstType(*prefix, append.getType(), where + " result"))
-    return e;
-  values[append.getResult()] = std::move(*prefix);
-  return llvm::Error::success();
-}
-
-void Evaluation::rollBack() {
-  if (stateRejected) {
-    for (auto &[name, before] : undo) {
-      if (before)
-        states[name] = std::move(*before);
-      else
-        states.erase(name);
-    }
-    return;
-  }
-  func.walk([&](Operation *op) {
-    if (isa<StateAllocOp, StateWriteOp, KvAppendOp>(op))
-      states.erase(op->getAttrOfType<StringAttr>("name").getValue().str());
-  });
 }
 
 llvm::Expected<TensorMap> Evaluation::run() {
