@@ -14,22 +14,18 @@
 using namespace kiln::dsl;
 
 Model buildTranslator() {
-  nn::TransformerConfig config;
-  config.dModel = 128;
-  config.heads = 4;
-  config.encoderLayers = 3;
-  config.decoderLayers = 3;
-  config.dFF = 256;
-  config.srcVocab = 45;
-  config.tgtVocab = 45;
-  config.sharedEmbeddings = true;
-  config.normFirst = false;
-  config.finalNorm = true;
-  config.layerNormEps = 1e-5f;
-  config.activation = nn::Activation::ReLU;
+  // The rest as torch.nn.Transformer's defaults, which train.py kept: post-norm, ReLU,
+  // final LayerNorms, eps 1e-5, one embedding table shared with the output projection.
   // Key/value caches for 64 target positions: config.json's max_target_len is 13, so a
   // driver may also decode longer outputs than the model was trained on.
-  config.maxDecodeLength = 64;
+  nn::TransformerConfig config{.dModel = 128,
+                               .heads = 4,
+                               .encoderLayers = 3,
+                               .decoderLayers = 3,
+                               .dFF = 256,
+                               .srcVocab = 45,
+                               .tgtVocab = 45,
+                               .maxDecodeLength = 64};
 
   ModelBuilder m("translator");
   nn::Transformer transformer(m, "transformer", config);

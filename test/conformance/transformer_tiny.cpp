@@ -14,14 +14,13 @@ using namespace kiln::dsl;
 
 namespace {
 nn::TransformerConfig tinyConfig() {
-  nn::TransformerConfig config;
-  config.dModel = 32;
-  config.heads = 4;
-  config.encoderLayers = 2;
-  config.decoderLayers = 2;
-  config.dFF = 64;
-  config.srcVocab = config.tgtVocab = 50;
-  return config;
+  return {.dModel = 32,
+          .heads = 4,
+          .encoderLayers = 2,
+          .decoderLayers = 2,
+          .dFF = 64,
+          .srcVocab = 50,
+          .tgtVocab = 50};
 }
 
 Model build(const std::string &name, const nn::TransformerConfig &config) {

@@ -8,6 +8,17 @@ using namespace kiln::dsl::nn;
 
 TransformerConfig TransformerConfig::base() { return TransformerConfig(); }
 
+TransformerConfig TransformerConfig::tiny() {
+  TransformerConfig config;
+  config.dModel = 16;
+  config.heads = 2;
+  config.encoderLayers = config.decoderLayers = 2;
+  config.dFF = 32;
+  config.srcVocab = config.tgtVocab = 20;
+  config.maxDecodeLength = 8;
+  return config;
+}
+
 static std::string layerPrefix(const std::string &stack, size_t i) {
   return stack + ".layers." + std::to_string(i) + ".";
 }

@@ -29,15 +29,8 @@ using namespace kiln::dsl::frontend_test;
 namespace {
 
 nn::TransformerConfig tinyConfig(bool normFirst) {
-  nn::TransformerConfig config;
-  config.dModel = 16;
-  config.heads = 2;
-  config.encoderLayers = 2;
-  config.decoderLayers = 2;
-  config.dFF = 32;
-  config.srcVocab = config.tgtVocab = 20;
+  nn::TransformerConfig config = nn::TransformerConfig::tiny();
   config.normFirst = normFirst;
-  config.maxDecodeLength = 8;
   return config;
 }
 

@@ -256,15 +256,9 @@ TEST_F(FuseAttentionNumerics, KeysStoredTransposedGetATranspose) {
 }
 
 kiln::dsl::Model buildTinyTransformer() {
-  kiln::dsl::nn::TransformerConfig config;
-  config.dModel = 16;
-  config.heads = 2;
-  config.encoderLayers = 2;
-  config.decoderLayers = 2;
-  config.dFF = 32;
-  config.srcVocab = config.tgtVocab = 20;
   kiln::dsl::ModelBuilder m("tiny");
-  kiln::dsl::nn::Transformer transformer(m, "transformer", config);
+  kiln::dsl::nn::Transformer transformer(m, "transformer",
+                                         kiln::dsl::nn::TransformerConfig::tiny());
   transformer.declareEntries(m);
   return m.finish();
 }

@@ -38,6 +38,9 @@ struct TransformerConfig {
 
   /// The paper's base model.
   static TransformerConfig base();
+  /// A two-layer model of width 16 over 20 tokens, decoding up to 8 positions: small
+  /// enough for a test to compile and run in milliseconds.
+  static TransformerConfig tiny();
 };
 
 class EncoderLayer {
