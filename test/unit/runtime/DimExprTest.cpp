@@ -44,20 +44,35 @@ std::string eval(const std::string &text, const int64_t (&values)[3] = {3, 7, 10
   return std::to_string(out);
 }
 
+struct Case {
+  std::string text, expected;
+};
+
+/// Checks answer(text) against each case.
+template <typename Answer>
+void expectAnswers(Answer &&answer, std::initializer_list<Case> cases) {
+  for (const Case &c : cases)
+    EXPECT_EQ(answer(c.text), c.expected) << "\"" << c.text << "\"";
+}
+
+std::string evalDefault(const std::string &text) { return eval(text); }
+
 } // namespace
 
 TEST(DimExpr, EvaluatesWithPrecedenceAndIntegerDivision) {
-  EXPECT_EQ(eval("B"), "3");
-  EXPECT_EQ(eval("B*S"), "21");
-  EXPECT_EQ(eval("(B*S*512)/512"), "21");
-  EXPECT_EQ(eval("T+1"), "11");
-  EXPECT_EQ(eval(" T - 2 * B "), "4");
-  EXPECT_EQ(eval("T/B"), "3");
-  EXPECT_EQ(eval("(T+B)*(S-1)"), "78");
-  EXPECT_EQ(eval("B-S+T"), "6");  // left-associative
-  EXPECT_EQ(eval("T/B/2"), "1");  // (10/3)/2
-  EXPECT_EQ(eval("0-T/B"), "-3"); // truncates toward zero
-  EXPECT_EQ(eval("(0-T)/B"), "-3");
+  expectAnswers(evalDefault, {
+                                 {"B", "3"},
+                                 {"B*S", "21"},
+                                 {"(B*S*512)/512", "21"},
+                                 {"T+1", "11"},
+                                 {" T - 2 * B ", "4"},
+                                 {"T/B", "3"},
+                                 {"(T+B)*(S-1)", "78"},
+                                 {"B-S+T", "6"},  // left-associative
+                                 {"T/B/2", "1"},  // (10/3)/2
+                                 {"0-T/B", "-3"}, // truncates toward zero
+                                 {"(0-T)/B", "-3"},
+                             });
 }
 
 TEST(DimExpr, BareNamesBindConstantsFold) {
@@ -83,18 +98,21 @@ TEST(DimExpr, NamesFollowTheGrammar) {
 }
 
 TEST(DimExpr, RejectsMalformedTextWithWhereAndWhat) {
-  EXPECT_EQ(parseError(""), "empty expression");
-  EXPECT_EQ(parseError(" \t "), "empty expression");
-  EXPECT_EQ(parseError("B*"), "unexpected end, where a number, name or '(' was expected");
-  EXPECT_EQ(parseError("()"), "unexpected ')' at offset 1");
-  EXPECT_EQ(parseError("(B"), "missing ')' for the '(' at offset 0");
-  EXPECT_EQ(parseError("B)"), "unexpected ')' at offset 1");
-  EXPECT_EQ(parseError("B S"), "unexpected 'S' at offset 2");
-  EXPECT_EQ(parseError("B%2"), "unexpected '%' at offset 1");
-  EXPECT_EQ(parseError("-5"), "unexpected '-' at offset 0"); // no unary minus: "0-5"
-  EXPECT_EQ(parseError("B**S"), "unexpected '*' at offset 2");
-  EXPECT_EQ(parseError("2B"), "unexpected 'B' at offset 1");
-  EXPECT_EQ(parseError("B\xc3\xa9"), "unexpected '\xc3' at offset 1");
+  expectAnswers(parseError,
+                {
+                    {"", "empty expression"},
+                    {" \t ", "empty expression"},
+                    {"B*", "unexpected end, where a number, name or '(' was expected"},
+                    {"()", "unexpected ')' at offset 1"},
+                    {"(B", "missing ')' for the '(' at offset 0"},
+                    {"B)", "unexpected ')' at offset 1"},
+                    {"B S", "unexpected 'S' at offset 2"},
+                    {"B%2", "unexpected '%' at offset 1"},
+                    {"-5", "unexpected '-' at offset 0"}, // no unary minus: "0-5"
+                    {"B**S", "unexpected '*' at offset 2"},
+                    {"2B", "unexpected 'B' at offset 1"},
+                    {"B\xc3\xa9", "unexpected '\xc3' at offset 1"},
+                });
 }
 
 TEST(DimExpr, IntegersAreInt64) {
