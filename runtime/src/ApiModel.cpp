@@ -1,9 +1,9 @@
 // ApiModel.cpp - the C boundary for models and weights: argument checks, then the work in
 // Model / Weights.
-#include "Error.hpp"
-#include "Model.hpp"
-#include "Session.hpp"
-#include "Weights.hpp"
+#include "Error.h"
+#include "Model.h"
+#include "Session.h"
+#include "Weights.h"
 
 #include <cstdint>
 

@@ -1,6 +1,6 @@
 // ApiSession.cpp - the C boundary for sessions.
-#include "Error.hpp"
-#include "Session.hpp"
+#include "Error.h"
+#include "Session.h"
 
 #include <cstring>
 

@@ -1,34 +1,34 @@
 // DType.cpp - dtype names and sizes.
-#include "DType.hpp"
+#include "DType.h"
 
-#include "Error.hpp"
+#include "Error.h"
+#include "kiln/abi/Manifest.h"
 
 namespace kiln::rt {
 
-bool isValidDType(kiln_dtype dtype) {
-  return dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_I32 || dtype == KILN_DTYPE_I64;
-}
+namespace {
+/// What the runtime knows of each dtype beside its manifest name (kiln/abi/Manifest.h).
+struct DTypeInfo {
+  kiln_dtype dtype;
+  const char *safetensorsName;
+  size_t size;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {KILN_DTYPE_F32, "F32", 4}, {KILN_DTYPE_I32, "I32", 4}, {KILN_DTYPE_I64, "I64", 8}};
 
-std::optional<kiln_dtype> parseManifestDType(std::string_view name) {
-  if (name == "f32")
-    return KILN_DTYPE_F32;
-  if (name == "i32")
-    return KILN_DTYPE_I32;
-  if (name == "i64")
-    return KILN_DTYPE_I64;
-  return std::nullopt;
+const DTypeInfo *dtypeInfo(kiln_dtype dtype) {
+  for (const DTypeInfo &d : kDTypes)
+    if (d.dtype == dtype)
+      return &d;
+  return nullptr;
 }
+} // namespace
+
+bool isValidDType(kiln_dtype dtype) { return dtypeInfo(dtype) != nullptr; }
 
 const char *safetensorsDTypeName(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F32:
-    return "F32";
-  case KILN_DTYPE_I32:
-    return "I32";
-  case KILN_DTYPE_I64:
-    return "I64";
-  }
-  return "?";
+  const DTypeInfo *d = dtypeInfo(dtype);
+  return d ? d->safetensorsName : "?";
 }
 
 size_t safetensorsDTypeSize(std::string_view name) {
@@ -47,12 +47,9 @@ size_t safetensorsDTypeSize(std::string_view name) {
 }
 
 std::optional<kiln_dtype> parseSafetensorsDType(std::string_view name) {
-  if (name == "F32")
-    return KILN_DTYPE_F32;
-  if (name == "I32")
-    return KILN_DTYPE_I32;
-  if (name == "I64")
-    return KILN_DTYPE_I64;
+  for (const DTypeInfo &d : kDTypes)
+    if (name == d.safetensorsName)
+      return d.dtype;
   return std::nullopt;
 }
 
@@ -94,27 +91,13 @@ std::string formatDims(const std::vector<std::string> &dims) {
 extern "C" {
 
 KILN_API const char *kiln_dtype_name(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F32:
-    return "f32";
-  case KILN_DTYPE_I32:
-    return "i32";
-  case KILN_DTYPE_I64:
-    return "i64";
-  }
-  return "?";
+  const char *name = kiln::abi::dtypeName(dtype);
+  return name ? name : "?";
 }
 
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F32:
-    return 4;
-  case KILN_DTYPE_I32:
-    return 4;
-  case KILN_DTYPE_I64:
-    return 8;
-  }
-  return 0;
+  const kiln::rt::DTypeInfo *d = kiln::rt::dtypeInfo(dtype);
+  return d ? d->size : 0;
 }
 
 } // extern "C"

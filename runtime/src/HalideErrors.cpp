@@ -1,5 +1,5 @@
 // HalideErrors.cpp - thread-local capture of Halide error messages.
-#include "HalideErrors.hpp"
+#include "HalideErrors.h"
 
 #include <atomic>
 #include <mutex>

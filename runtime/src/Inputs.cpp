@@ -1,8 +1,8 @@
 // Inputs.cpp - validation of a run's inputs, with messages that show expected vs got.
-#include "Inputs.hpp"
+#include "Inputs.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
+#include "DType.h"
+#include "Error.h"
 
 #include <algorithm>
 #include <cstring>

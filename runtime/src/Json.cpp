@@ -1,5 +1,5 @@
 // Json.cpp - recursive-descent JSON parser (RFC 8259), with exact 64-bit integers.
-#include "Json.hpp"
+#include "Json.h"
 
 #include <cerrno>
 #include <cstdlib>

@@ -1,8 +1,8 @@
 // MappedFile.cpp - mmap of weight files: no copy, pages shared by every process using
 // them.
-#include "MappedFile.hpp"
+#include "MappedFile.h"
 
-#include "Error.hpp"
+#include "Error.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,10 +1,10 @@
 // Model.cpp - dlopen a compiled model, check it is a Kiln model of our ABI, resolve its
 // kernels and route its Halide runtime's errors to us.
-#include "Model.hpp"
+#include "Model.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
-#include "HalideErrors.hpp"
+#include "DType.h"
+#include "Error.h"
+#include "HalideErrors.h"
 
 #include <cerrno>
 #include <cstring>
@@ -65,19 +65,18 @@ Model::Model(const std::string &path) : path_(path) {
     fail(KILN_STATUS_INVALID_MODEL, "cannot load model '", path, "': ", dlerrorText());
 
   try {
-    auto manifestFn = reinterpret_cast<const char *(*)()>(symbol("kiln_model_manifest"));
+    auto manifestFn = reinterpret_cast<const char *(*)()>(symbol(abi::kManifestSymbol));
     if (!manifestFn)
       fail(KILN_STATUS_INVALID_MODEL, "'", path,
-           "' is not a Kiln model (it does not export kiln_model_manifest)");
-    auto abiFn = reinterpret_cast<int (*)()>(symbol("kiln_model_abi_version"));
+           "' is not a Kiln model (it does not export ", abi::kManifestSymbol, ")");
+    auto abiFn = reinterpret_cast<int (*)()>(symbol(abi::kAbiVersionSymbol));
     if (!abiFn)
-      fail(KILN_STATUS_INVALID_MODEL, "'", path,
-           "' is not a Kiln model (it exports kiln_model_manifest but not "
-           "kiln_model_abi_version)");
-    int abi = abiFn();
-    if (abi != KILN_MODEL_ABI_VERSION)
+      fail(KILN_STATUS_INVALID_MODEL, "'", path, "' is not a Kiln model (it exports ",
+           abi::kManifestSymbol, " but not ", abi::kAbiVersionSymbol, ")");
+    int version = abiFn();
+    if (version != abi::kModelAbiVersion)
       fail(KILN_STATUS_INCOMPATIBLE, "model '", path, "' was built for Kiln model ABI ",
-           abi, "; this runtime supports ABI ", KILN_MODEL_ABI_VERSION,
+           version, "; this runtime supports ABI ", abi::kModelAbiVersion,
            " (rebuild the model with a matching compiler)");
     const char *json = manifestFn();
     if (!json)
@@ -112,12 +111,13 @@ void *Model::symbol(const std::string &name) const {
 void Model::resolveKernels() {
   std::vector<std::string> missing;
   for (const std::string &name : manifest_->kernels) {
-    auto fn = reinterpret_cast<KernelFn>(symbol(name + "_argv"));
+    auto fn = reinterpret_cast<KernelFn>(symbol(name + abi::kKernelEntrySuffix));
     if (!fn)
-      missing.push_back(name + "_argv");
+      missing.push_back(name + abi::kKernelEntrySuffix);
     kernels_.push_back(fn);
     using MetadataFn = const halide_filter_metadata_t *(*)();
-    auto metadataFn = reinterpret_cast<MetadataFn>(symbol(name + "_metadata"));
+    auto metadataFn =
+        reinterpret_cast<MetadataFn>(symbol(name + abi::kKernelMetadataSuffix));
     metadata_.push_back(metadataFn ? metadataFn() : nullptr);
   }
   if (!missing.empty())

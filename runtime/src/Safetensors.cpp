@@ -1,10 +1,10 @@
 // Safetensors.cpp - structural validation of a safetensors file; whether its tensors fit
 // a model is Weights.cpp's business.
-#include "Safetensors.hpp"
+#include "Safetensors.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
-#include "Json.hpp"
+#include "DType.h"
+#include "Error.h"
+#include "Json.h"
 
 namespace kiln::rt {
 

@@ -1,8 +1,8 @@
 // SafetensorsWrite.cpp - kiln_safetensors_write: tests and tools make weight files with
 // it.
-#include "DType.hpp"
-#include "Error.hpp"
-#include "Json.hpp"
+#include "DType.h"
+#include "Error.h"
+#include "Json.h"
 
 #include <algorithm>
 #include <cerrno>

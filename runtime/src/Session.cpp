@@ -1,10 +1,10 @@
 // Session.cpp - one run: bind dims, size and allocate buffers, call the kernels in order.
-#include "Session.hpp"
+#include "Session.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
-#include "HalideErrors.hpp"
-#include "Inputs.hpp"
+#include "DType.h"
+#include "Error.h"
+#include "HalideErrors.h"
+#include "Inputs.h"
 
 #include <algorithm>
 #include <climits>
@@ -26,8 +26,7 @@ halide_type_t halideType(kiln_dtype dtype) {
 }
 
 std::string bufferLabel(const EntryDesc &e, size_t b) {
-  static const char *kinds[] = {"input", "parameter", "temp", "view", "state"};
-  return cat("buffers[", b, "] (", kinds[int(e.buffers[b].kind)], ")");
+  return cat("buffers[", b, "] (", abi::bufferKindName(e.buffers[b].kind), ")");
 }
 
 // Evaluates a size, stride or offset of the entry; it must not be negative. where() names

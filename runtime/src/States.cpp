@@ -1,9 +1,9 @@
 // States.cpp - session states: binding, creation, failure, and the in-place row gather.
-#include "States.hpp"
+#include "States.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
-#include "Inputs.hpp"
+#include "DType.h"
+#include "Error.h"
+#include "Inputs.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,5 +1,5 @@
 // Status.cpp - kiln_status objects: allocation that cannot fail, and the C accessors.
-#include "Error.hpp"
+#include "Error.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -1,7 +1,7 @@
 // TempBlock.cpp - aligned allocation that reports failure as a status, never aborts.
-#include "TempBlock.hpp"
+#include "TempBlock.h"
 
-#include "Error.hpp"
+#include "Error.h"
 
 #include <cstdlib>
 #include <utility>

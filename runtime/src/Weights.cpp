@@ -1,8 +1,8 @@
 // Weights.cpp - matching a safetensors file to the model's parameter list.
-#include "Weights.hpp"
+#include "Weights.h"
 
-#include "DType.hpp"
-#include "Error.hpp"
+#include "DType.h"
+#include "Error.h"
 
 #include <cstdlib>
 #include <cstring>

@@ -2,7 +2,7 @@
 
 #include "Link.h"
 
-#include "Manifest.h"
+#include "kiln/abi/Manifest.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -25,10 +25,12 @@ std::string manifestSource(llvm::StringRef manifest, int abiVersion) {
     os << llvm::format(" 0x%02x,", static_cast<unsigned char>(manifest[i]));
   }
   os << "\n  0x00};\n\n"
-        "KILN_EXPORT const char *kiln_model_manifest(void) {\n"
+        "KILN_EXPORT const char *"
+     << abi::kManifestSymbol
+     << "(void) {\n"
         "  return (const char *)kiln_manifest_bytes;\n}\n\n"
-        "KILN_EXPORT int kiln_model_abi_version(void) { return "
-     << abiVersion << "; }\n";
+        "KILN_EXPORT int "
+     << abi::kAbiVersionSymbol << "(void) { return " << abiVersion << "; }\n";
   return os.str();
 }
 
@@ -77,7 +79,7 @@ llvm::Error linkModel(const LinkJob &job) {
   llvm::SmallString<256> source(job.workDir);
   llvm::sys::path::append(source, "manifest.c");
   if (llvm::Error error =
-          writeFile(source, manifestSource(job.manifest, kModelAbiVersion)))
+          writeFile(source, manifestSource(job.manifest, abi::kModelAbiVersion)))
     return error;
 
   // Link to a temporary name and rename, so that the old library stays intact for any

@@ -1,182 +1,111 @@
 //===- Manifest.cpp - The model manifest as JSON --------------------------===//
 //
-// One line per buffer, step and tensor so that a manifest reads well in a diff or when
-// printed with --emit=manifest; the layout is docs/manifest.md's.
+// Written with llvm::json, every name and key from kiln/abi/Manifest.h, in the layout
+// of docs/manifest.md: one line per tensor, buffer, step and kernel, so that a manifest
+// reads well in a diff or when printed with --emit=manifest.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Manifest.h"
 
+#include "kiln/abi/Manifest.h"
+
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
 
 namespace kiln::halide_backend {
 
-/// JSON's two-character escape of `c`, or null when it has none.
-static const char *shortEscape(unsigned char c) {
-  switch (c) {
-  case '"':
-    return "\\\"";
-  case '\\':
-    return "\\\\";
-  case '\b':
-    return "\\b";
-  case '\f':
-    return "\\f";
-  case '\n':
-    return "\\n";
-  case '\r':
-    return "\\r";
-  case '\t':
-    return "\\t";
-  default:
-    return nullptr;
-  }
-}
-
-std::string jsonString(llvm::StringRef text) {
-  std::string out;
-  llvm::raw_string_ostream os(out);
-  os << '"';
-  for (unsigned char c : text) {
-    if (const char *escape = shortEscape(c))
-      os << escape;
-    else if (c < 0x20) // other control characters; bytes >= 0x80 are UTF-8 and pass
-      os << llvm::format("\\u%04x", c);
-    else
-      os << c;
-  }
-  os << '"';
-  return os.str();
-}
+namespace key = abi::key;
+using llvm::json::OStream;
 
 namespace {
 
 /// A static size as a number, a dimension expression as a string.
-void writeDim(llvm::raw_ostream &os, const SymDim &dim) {
+llvm::json::Value dimValue(const SymDim &dim) {
   if (dim.isStatic())
-    os << dim.size;
-  else
-    os << jsonString(dim.expr);
+    return dim.size;
+  return dim.expr;
 }
 
-void writeShape(llvm::raw_ostream &os, llvm::ArrayRef<SymDim> shape) {
-  os << '[';
-  llvm::interleaveComma(shape, os, [&](const SymDim &dim) { writeDim(os, dim); });
-  os << ']';
+void writeShape(OStream &json, const char *name, llvm::ArrayRef<SymDim> shape) {
+  json.attributeArray(name, [&] {
+    for (const SymDim &dim : shape)
+      json.value(dimValue(dim));
+  });
 }
 
 /// A bound as the manifest prefers it: a plain integer as a number, anything else (an
 /// expression such as "S" or "0-5") as a string.
-void writeBound(llvm::raw_ostream &os, llvm::StringRef bound) {
+llvm::json::Value boundValue(llvm::StringRef bound) {
   uint64_t value;
   if (!bound.empty() && llvm::all_of(bound, llvm::isDigit) &&
       !bound.getAsInteger(10, value) && value <= static_cast<uint64_t>(INT64_MAX))
-    os << value;
-  else
-    os << jsonString(bound);
+    return static_cast<int64_t>(value);
+  return bound;
 }
 
-void writeTensor(llvm::raw_ostream &os, const TensorPlan &tensor) {
-  os << "{\"name\": " << jsonString(tensor.name) << ", \"dtype\": \"" << tensor.dtype
-     << "\", \"shape\": ";
-  writeShape(os, tensor.shape);
-  if (tensor.bounds.size() == 2) {
-    os << ", \"bounds\": [";
-    writeBound(os, tensor.bounds[0]);
-    os << ", ";
-    writeBound(os, tensor.bounds[1]);
-    os << ']';
-  }
+void writeTensor(OStream &json, const TensorPlan &tensor) {
+  json.attribute(key::kName, tensor.name);
+  json.attribute(key::kDType, tensor.dtype);
+  writeShape(json, key::kShape, tensor.shape);
+  if (tensor.bounds.size() == 2)
+    json.attributeArray(key::kBounds, [&] {
+      json.value(boundValue(tensor.bounds[0]));
+      json.value(boundValue(tensor.bounds[1]));
+    });
   if (!tensor.valueDim.empty())
-    os << ", \"value_dim\": " << jsonString(tensor.valueDim);
+    json.attribute(key::kValueDim, tensor.valueDim);
   if (tensor.buffer >= 0)
-    os << ", \"buffer\": " << tensor.buffer;
-  os << '}';
+    json.attribute(key::kBuffer, tensor.buffer);
 }
 
-/// Writes `items` one per line at `indent`, as the members of a JSON array.
-template <typename T, typename Fn>
-void writeLines(llvm::raw_ostream &os, const std::vector<T> &items, unsigned indent,
-                Fn writeItem) {
-  os << '[';
-  for (size_t i = 0; i < items.size(); ++i) {
-    os << (i ? ",\n" : "\n");
-    os.indent(indent);
-    writeItem(items[i]);
+void writeBuffer(OStream &json, const BufferPlan &buffer) {
+  json.attribute(key::kDType, buffer.dtype);
+  writeShape(json, key::kShape, buffer.shape);
+  json.attribute(key::kKind, abi::bufferKindName(buffer.kind));
+  if (const char *indexKey = abi::bufferIndexKey(buffer.kind))
+    json.attribute(indexKey, buffer.index);
+  if (buffer.kind == BufferPlan::Kind::View) {
+    if (!(buffer.offset.isStatic() && buffer.offset.size == 0))
+      json.attribute(key::kOffset, dimValue(buffer.offset));
+    if (buffer.isStrided())
+      writeShape(json, key::kStrides, buffer.strides);
   }
-  if (!items.empty())
-    os << '\n';
-  os.indent(items.empty() ? 0 : indent - 2) << ']';
+  if (buffer.kind == BufferPlan::Kind::State && buffer.create)
+    json.attribute(key::kCreate, true);
 }
 
-const char *kindName(BufferPlan::Kind kind) {
-  switch (kind) {
-  case BufferPlan::Kind::Input:
-    return "input";
-  case BufferPlan::Kind::Parameter:
-    return "parameter";
-  case BufferPlan::Kind::Temp:
-    return "temp";
-  case BufferPlan::Kind::View:
-    return "view";
-  case BufferPlan::Kind::State:
-    return "state";
-  }
-  return "temp";
-}
-
-void writeBuffer(llvm::raw_ostream &os, const BufferPlan &buffer) {
-  os << "{\"dtype\": \"" << buffer.dtype << "\", \"shape\": ";
-  writeShape(os, buffer.shape);
-  os << ", \"kind\": \"" << kindName(buffer.kind) << '"';
-  switch (buffer.kind) {
-  case BufferPlan::Kind::Input:
-    os << ", \"input\": " << buffer.index;
-    break;
-  case BufferPlan::Kind::Parameter:
-    os << ", \"parameter\": " << buffer.index;
-    break;
-  case BufferPlan::Kind::View:
-    os << ", \"view_of\": " << buffer.index;
-    if (!(buffer.offset.isStatic() && buffer.offset.size == 0)) {
-      os << ", \"offset\": ";
-      writeDim(os, buffer.offset);
-    }
-    if (buffer.isStrided()) {
-      os << ", \"strides\": ";
-      writeShape(os, buffer.strides);
-    }
-    break;
-  case BufferPlan::Kind::State:
-    os << ", \"state\": " << buffer.index;
-    if (buffer.create)
-      os << ", \"create\": true";
-    break;
-  case BufferPlan::Kind::Temp:
-    break;
-  }
-  os << '}';
-}
-
-void writeEntry(llvm::raw_ostream &os, const EntryPlan &entry) {
-  auto tensor = [&](const TensorPlan &t) { writeTensor(os, t); };
-  os << "{\n      \"name\": " << jsonString(entry.name) << ",\n      \"inputs\": ";
-  writeLines(os, entry.inputs, 8, tensor);
-  os << ",\n      \"outputs\": ";
-  writeLines(os, entry.outputs, 8, tensor);
-  os << ",\n      \"buffers\": ";
-  writeLines(os, entry.buffers, 8, [&](const BufferPlan &b) { writeBuffer(os, b); });
-  os << ",\n      \"steps\": ";
-  writeLines(os, entry.steps, 8, [&](const StepPlan &step) {
-    os << "{\"kernel\": " << step.kernel << ", \"args\": [";
-    llvm::interleaveComma(step.args, os);
-    os << "]}";
+void writeStep(OStream &json, const StepPlan &step) {
+  json.attribute(key::kKernel, step.kernel);
+  json.attributeArray(key::kArgs, [&] {
+    for (int arg : step.args)
+      json.value(arg);
   });
-  os << "\n    }";
+}
+
+/// Writes `items` as array `name` of `json`, each item on a line of its own as one
+/// compact JSON object whose members `writeItem` writes.
+template <typename T, typename Fn>
+void writeObjectLines(OStream &json, const char *name, const std::vector<T> &items,
+                      Fn writeItem) {
+  json.attributeArray(name, [&] {
+    for (const T &item : items)
+      json.rawValue([&](llvm::raw_ostream &os) {
+        OStream line(os);
+        line.object([&] { writeItem(line, item); });
+      });
+  });
+}
+
+void writeEntry(OStream &json, const EntryPlan &entry) {
+  json.attribute(key::kName, entry.name);
+  writeObjectLines(json, key::kInputs, entry.inputs, writeTensor);
+  writeObjectLines(json, key::kOutputs, entry.outputs, writeTensor);
+  writeObjectLines(json, key::kBuffers, entry.buffers, writeBuffer);
+  writeObjectLines(json, key::kSteps, entry.steps, writeStep);
 }
 
 } // namespace
@@ -184,24 +113,31 @@ void writeEntry(llvm::raw_ostream &os, const EntryPlan &entry) {
 std::string writeManifest(const ModelPlan &plan, llvm::StringRef target) {
   std::string out;
   llvm::raw_string_ostream os(out);
-  os << "{\n  \"abi_version\": " << kModelAbiVersion
-     << ",\n  \"model\": " << jsonString(plan.model)
-     << ",\n  \"target\": " << jsonString(target) << ",\n  \"parameters\": ";
-  writeLines(os, plan.parameters, 4, [&](const TensorPlan &t) { writeTensor(os, t); });
-  if (!plan.states.empty()) {
+  OStream json(os, /*IndentSize=*/2);
+  json.object([&] {
+    json.attribute(key::kAbiVersion, abi::kModelAbiVersion);
+    json.attribute(key::kModel, plan.model);
+    json.attribute(key::kTarget, target);
+    writeObjectLines(json, key::kParameters, plan.parameters, writeTensor);
     // Optional in the manifest: written only by models that keep states.
-    os << ",\n  \"states\": ";
-    writeLines(os, plan.states, 4, [&](const StatePlan &state) {
-      os << "{\"name\": " << jsonString(state.name) << ", \"dtype\": \"" << state.dtype
-         << "\", \"rank\": " << state.rank << '}';
+    if (!plan.states.empty())
+      writeObjectLines(json, key::kStates, plan.states,
+                       [](OStream &line, const StatePlan &state) {
+                         line.attribute(key::kName, state.name);
+                         line.attribute(key::kDType, state.dtype);
+                         line.attribute(key::kRank, state.rank);
+                       });
+    json.attributeArray(key::kKernels, [&] {
+      for (const KernelPlan &kernel : plan.kernels)
+        json.value(kernel.name);
     });
-  }
-  os << ",\n  \"kernels\": ";
-  writeLines(os, plan.kernels, 4, [&](const KernelPlan &k) { os << jsonString(k.name); });
-  os << ",\n  \"entries\": ";
-  writeLines(os, plan.entries, 4, [&](const EntryPlan &e) { writeEntry(os, e); });
-  os << "\n}\n";
-  return os.str();
+    json.attributeArray(key::kEntries, [&] {
+      for (const EntryPlan &entry : plan.entries)
+        json.object([&] { writeEntry(json, entry); });
+    });
+  });
+  os << '\n';
+  return out;
 }
 
 } // namespace kiln::halide_backend

@@ -30,12 +30,12 @@ std::string sanitizeIdentifier(llvm::StringRef name) {
 std::string dtypeName(Type type) {
   Type element = type.cast<ShapedType>().getElementType();
   if (element.isF32())
-    return "f32";
+    return abi::dtypeName(KILN_DTYPE_F32);
   // i1 (boolean masks, only ever temporaries) is held as i32: see lowerOp.
   if (element.isInteger(32) || element.isInteger(1))
-    return "i32";
+    return abi::dtypeName(KILN_DTYPE_I32);
   if (element.isInteger(64))
-    return "i64";
+    return abi::dtypeName(KILN_DTYPE_I64);
   return "";
 }
 

@@ -10,6 +10,7 @@
 #ifndef KILN_BACKENDS_HALIDE_PLAN_H
 #define KILN_BACKENDS_HALIDE_PLAN_H
 
+#include "kiln/abi/Manifest.h"
 #include "kiln/ir/ShapeRules.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,7 +24,7 @@ namespace kiln::halide_backend {
 /// A named tensor: a model parameter, or an entry's input or output.
 struct TensorPlan {
   std::string name;
-  /// "f32", "i32" or "i64".
+  /// The manifest's name of the dtype: abi::dtypeName ("f32", "i32" or "i64").
   std::string dtype;
   SymShape shape;
   /// The entry buffer that holds it (-1 for parameters, which are listed model-wide).
@@ -39,12 +40,12 @@ struct TensorPlan {
 /// model-wide; entries create, read and update it through `State` buffers.
 struct StatePlan {
   std::string name;
-  std::string dtype = "f32";
+  std::string dtype = abi::dtypeName(KILN_DTYPE_F32);
   int64_t rank = 0;
 };
 
 struct BufferPlan {
-  enum class Kind { Input, Parameter, Temp, View, State };
+  using Kind = abi::BufferKind;
   std::string dtype;
   SymShape shape;
   Kind kind = Kind::Temp;

@@ -50,7 +50,7 @@ FailureOr<int> Planner::stateIndex(Operation *op, llvm::StringRef name, int64_t 
   auto [it, inserted] =
       stateIndices_.try_emplace(name, static_cast<int>(plan_.states.size()));
   if (inserted) {
-    plan_.states.push_back({name.str(), "f32", rank});
+    plan_.states.push_back({name.str(), abi::dtypeName(KILN_DTYPE_F32), rank});
     return it->second;
   }
   const StatePlan &known = plan_.states[it->second];

@@ -1,8 +1,8 @@
 // BoundsCheckTest.cpp - the run-time check of input value bounds on its own: evaluation
 // failures, bounds wider than the dtype, unaligned data, and both element types.
-#include "Error.hpp"
-#include "Inputs.hpp"
-#include "Manifest.hpp"
+#include "Error.h"
+#include "Inputs.h"
+#include "Manifest.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // CppApiTest.cpp - the header-only C++ wrapper: RAII, exceptions with codes, typed
 // outputs.
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include "kiln/runtime.hpp"
 

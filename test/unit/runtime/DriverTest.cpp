@@ -1,7 +1,7 @@
 // DriverTest.cpp - kiln-run as a user runs it: .npy and inline inputs, saved outputs
 // checked against a reference computed here, --init-weights, and clean failures (exit 1,
 // a message, never a crash).
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include <algorithm>
 #include <climits>

@@ -1,6 +1,6 @@
 // JsonTest.cpp - the runtime's JSON parser: values, exact integers, escapes, and errors
 // with byte offsets.
-#include "Json.hpp"
+#include "Json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // ManifestTest.cpp - manifest validation: a good manifest parses; each class of mistake a
 // compiler could make is caught with a message pointing at its JSON location.
-#include "Manifest.hpp"
-#include "Error.hpp"
+#include "Manifest.h"
+#include "Error.h"
 
 #include <gtest/gtest.h>
 
@@ -97,7 +97,7 @@ TEST(Manifest, RejectsMissingOrMistypedFields) {
   expectInvalid(
       replaced(kGood, "[\"B*S\", 8], \"buffer\": 3", "[\"B*\", 8], \"buffer\": 3"),
       "entries[0] ('forward').outputs[0].shape[0]: bad dimension expression \"B*\": "
-      "expression ends where a number, name or '(' was expected");
+      "unexpected end, where a number, name or '(' was expected");
   expectInvalid(replaced(kGood, "\"shape\": [8, 8]}]", "\"shape\": [\"D\", 8]}]"),
                 "parameters[0].shape[0]: parameter shapes must be static, got \"D\"");
 }
@@ -272,7 +272,7 @@ TEST(Manifest, RejectsMalformedBounds) {
                 at + "[0]: expected an integer or a dimension expression, got null");
   expectInvalid(
       withLenBounds(R"([0, "S-"])"),
-      at + "[1]: bad dimension expression \"S-\": expression ends where a number, "
+      at + "[1]: bad dimension expression \"S-\": unexpected end, where a number, "
            "name or '(' was expected");
   expectInvalid(withLenBounds(R"([0, "1/0"])"),
                 at + "[1]: bad dimension expression \"1/0\": division by zero in '1/0'");
@@ -417,7 +417,7 @@ TEST(Manifest, RejectsBadStateBuffers) {
 TEST(Manifest, RejectsBadViewOffsetsAndStrides) {
   const std::string at = "entries[1] ('step').buffers[2]";
   expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "P*")"),
-                at + ".offset: bad dimension expression \"P*\": expression ends where a "
+                at + ".offset: bad dimension expression \"P*\": unexpected end, where a "
                      "number, name or '(' was expected");
   expectInvalid(replaced(kStates, R"("offset": "P*8")", R"("offset": "0-8")"),
                 at + ".offset: \"0-8\" is negative");

@@ -1,6 +1,6 @@
 // ModelTest.cpp - opening model libraries: introspection, and every way a file can fail
 // to be a usable Kiln model.
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include <climits>
 #include <cstdlib>
@@ -240,7 +240,7 @@ TEST(ModelOpen, MalformedBoundsAreRejected) {
   EXPECT_EQ(r.message,
             std::string("model '") + FAKE_MODEL_BAD_BOUNDS +
                 "': invalid manifest: entries[3] ('encode').inputs[1].bounds[1]: bad "
-                "dimension expression \"S+\": expression ends where a number, name "
+                "dimension expression \"S+\": unexpected end, where a number, name "
                 "or '(' was expected");
 }
 

@@ -1,6 +1,6 @@
 // SessionTest.cpp - running the fake model: numerics against a reference computed here,
 // dimension binding, views, temporaries, outputs, and every input mistake.
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include <climits>
 #include <cmath>

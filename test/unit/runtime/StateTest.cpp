@@ -2,7 +2,7 @@
 // state_model.c: creation, in-place writes at a position given by an input's value, row
 // gathers (checked against a reference on random row lists), and every error a caller or
 // a failing kernel can cause, with the states left as the API promises.
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include "kiln/runtime.hpp"
 

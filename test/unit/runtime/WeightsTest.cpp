@@ -1,6 +1,6 @@
 // WeightsTest.cpp - safetensors files: the writer, the structural checks, and matching a
 // file to the model's parameters with every mismatch reported by name.
-#include "TestUtil.hpp"
+#include "TestUtil.h"
 
 #include <cstring>
 

@@ -3,8 +3,10 @@
 // The dimension expressions of docs/manifest.md: integers, names
 // ([A-Za-z_][A-Za-z0-9_]*), + - * / (integer division) and parentheses, e.g. "S",
 // "B*S", "T+1". The IR uses them where a value depends on an entry's dynamic sizes: the
-// `kiln.bounds` of an input ("S" for lengths in [1, S]). The runtime has its own
-// evaluator, free of LLVM; this one serves the verifier, the DSL and the interpreter.
+// `kiln.bounds` of an input ("S" for lengths in [1, S]). These are LLVM-flavoured
+// wrappers, for the verifier, the DSL and the interpreter, over the parser the runtime
+// uses (kiln/abi/DimExpr.h), so that the compiler and the runtime read every expression
+// alike.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,8 @@ llvm::Expected<std::vector<std::string>> dimExprNames(llvm::StringRef expr);
 bool isDimName(llvm::StringRef text);
 
 /// The value of `expr` with each name's value from `lookup` (None: the name is unknown,
-/// an error). Fails on syntax, unknown names, division by zero and int64 overflow.
+/// an error). Fails on syntax, unknown names, division by zero and int64 overflow, each
+/// with kiln/abi/DimExpr.h's message.
 llvm::Expected<int64_t>
 evaluateDimExpr(llvm::StringRef expr,
                 llvm::function_ref<llvm::Optional<int64_t>(llvm::StringRef)> lookup);

@@ -1,7 +1,7 @@
 // RealHalideTest.cpp - the runtime driving a genuine Halide AOT kernel: numerics on
 // random data across shapes (vector tails included) and Halide's own error reaching the
 // status.
-#include "../TestUtil.hpp"
+#include "../TestUtil.h"
 
 #include "kiln/runtime.hpp"
 

@@ -1,9 +1,14 @@
-// Safetensors.hpp - reading the safetensors container: 8-byte little-endian header
-// length, a JSON header {name: {dtype, shape, data_offsets}, "__metadata__"?}, then the
-// data.
-#pragma once
+//===- Safetensors.h - Reading safetensors files ----------------*- C++ -*-===//
+//
+// Reading the safetensors container: 8-byte little-endian header length, a JSON header
+// {name: {dtype, shape, data_offsets}, "__metadata__"?}, then the data.
+//
+//===----------------------------------------------------------------------===//
 
-#include "MappedFile.hpp"
+#ifndef KILN_RUNTIME_SAFETENSORS_H
+#define KILN_RUNTIME_SAFETENSORS_H
+
+#include "MappedFile.h"
 
 #include <cstdint>
 #include <memory>
@@ -36,3 +41,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_SAFETENSORS_H

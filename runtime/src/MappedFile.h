@@ -1,5 +1,11 @@
-// MappedFile.hpp - a read-only memory mapping of a whole file.
-#pragma once
+//===- MappedFile.h - A read-only file mapping ------------------*- C++ -*-===//
+//
+// A read-only memory mapping of a whole file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_MAPPEDFILE_H
+#define KILN_RUNTIME_MAPPEDFILE_H
 
 #include <cstddef>
 #include <cstdint>
@@ -27,3 +33,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_MAPPEDFILE_H

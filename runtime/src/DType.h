@@ -1,6 +1,12 @@
-// DType.hpp - the element types a Kiln model uses, and their names in the manifest,
-// in safetensors and in Halide.
-#pragma once
+//===- DType.h - Element types and their names ------------------*- C++ -*-===//
+//
+// The element types a Kiln model uses, and their names in the manifest, in safetensors
+// and in Halide.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_DTYPE_H
+#define KILN_RUNTIME_DTYPE_H
 
 #include "kiln/runtime.h"
 
@@ -14,8 +20,7 @@
 namespace kiln::rt {
 
 bool isValidDType(kiln_dtype dtype);
-std::optional<kiln_dtype> parseManifestDType(std::string_view name); // "f32"
-const char *safetensorsDTypeName(kiln_dtype dtype);                  // "F32"
+const char *safetensorsDTypeName(kiln_dtype dtype); // "F32"
 // Element size of any dtype the safetensors format defines (0 if unknown), so offsets of
 // tensors we do not use can still be validated.
 size_t safetensorsDTypeSize(std::string_view name);
@@ -33,3 +38,5 @@ std::string formatShape(const std::vector<int64_t> &shape);
 std::string formatDims(const std::vector<std::string> &dims);
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_DTYPE_H

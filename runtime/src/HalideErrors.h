@@ -1,6 +1,12 @@
-// HalideErrors.hpp - captures what a model's Halide runtime reports, instead of letting
-// it print to stderr, so a failing kernel's message ends up in the run's status.
-#pragma once
+//===- HalideErrors.h - Messages of a model's Halide runtime ----*- C++ -*-===//
+//
+// Captures what a model's Halide runtime reports, instead of letting it print to stderr,
+// so a failing kernel's message ends up in the run's status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_HALIDEERRORS_H
+#define KILN_RUNTIME_HALIDEERRORS_H
 
 #include <cstdint>
 #include <string>
@@ -26,3 +32,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_HALIDEERRORS_H

@@ -1,8 +1,13 @@
-// Inputs.hpp - checking a run's inputs against an entry and binding its dynamic
-// dimensions.
-#pragma once
+//===- Inputs.h - Checking a run's inputs -----------------------*- C++ -*-===//
+//
+// Checking a run's inputs against an entry and binding its dynamic dimensions.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Manifest.hpp"
+#ifndef KILN_RUNTIME_INPUTS_H
+#define KILN_RUNTIME_INPUTS_H
+
+#include "Manifest.h"
 
 #include <vector>
 
@@ -51,3 +56,5 @@ int inputBinding(const EntryDesc &entry, int slot);
 std::string formatBindings(const EntryDesc &entry, const std::vector<int64_t> &values);
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_INPUTS_H

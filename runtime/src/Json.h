@@ -1,5 +1,11 @@
-// Json.hpp - a small JSON value and parser for the manifest and safetensors headers.
-#pragma once
+//===- Json.h - A small JSON value and parser -------------------*- C++ -*-===//
+//
+// A small JSON value and parser for the manifest and safetensors headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_JSON_H
+#define KILN_RUNTIME_JSON_H
 
 #include <cstdint>
 #include <optional>
@@ -56,3 +62,5 @@ std::optional<Json> parseJson(std::string_view text, std::string &error);
 std::string quoteJson(std::string_view s);
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_JSON_H

@@ -1,9 +1,14 @@
-// Weights.hpp - a model's parameters, mapped from a safetensors file and checked against
-// the manifest.
-#pragma once
+//===- Weights.h - A model's parameters -------------------------*- C++ -*-===//
+//
+// A model's parameters, mapped from a safetensors file and checked against the manifest.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Manifest.hpp"
-#include "Safetensors.hpp"
+#ifndef KILN_RUNTIME_WEIGHTS_H
+#define KILN_RUNTIME_WEIGHTS_H
+
+#include "Manifest.h"
+#include "Safetensors.h"
 
 #include <atomic>
 #include <memory>
@@ -42,3 +47,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_WEIGHTS_H

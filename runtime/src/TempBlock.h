@@ -1,5 +1,11 @@
-// TempBlock.hpp - 64-byte aligned heap memory for temporaries and states.
-#pragma once
+//===- TempBlock.h - Aligned memory for temporaries -------------*- C++ -*-===//
+//
+// 64-byte aligned heap memory for temporaries and states.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_TEMPBLOCK_H
+#define KILN_RUNTIME_TEMPBLOCK_H
 
 #include <cstddef>
 #include <cstdint>
@@ -30,3 +36,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_TEMPBLOCK_H

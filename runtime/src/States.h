@@ -1,10 +1,16 @@
-// States.hpp - the tensors a session keeps between runs (docs/manifest.md, "States, value
-// dimensions and strided views"): the dimensions they bind in a run, their (re)creation,
-// and the reordering of their batch rows that a beam search asks for.
-#pragma once
+//===- States.h - Tensors a session keeps between runs ----------*- C++ -*-===//
+//
+// The tensors a session keeps between runs (docs/manifest.md, "States, value dimensions
+// and strided views"): the dimensions they bind in a run, their (re)creation, and the
+// reordering of their batch rows that a beam search asks for.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Manifest.hpp"
-#include "TempBlock.hpp"
+#ifndef KILN_RUNTIME_STATES_H
+#define KILN_RUNTIME_STATES_H
+
+#include "Manifest.h"
+#include "TempBlock.h"
 
 #include <string>
 #include <vector>
@@ -63,3 +69,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_STATES_H

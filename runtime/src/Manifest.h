@@ -1,7 +1,14 @@
-// Manifest.hpp - the parsed, validated model manifest (docs/manifest.md).
-#pragma once
+//===- Manifest.h - The parsed, validated manifest --------------*- C++ -*-===//
+//
+// The parsed, validated model manifest (docs/manifest.md).
+//
+//===----------------------------------------------------------------------===//
 
-#include "DimExpr.hpp"
+#ifndef KILN_RUNTIME_MANIFEST_H
+#define KILN_RUNTIME_MANIFEST_H
+
+#include "kiln/abi/DimExpr.h"
+#include "kiln/abi/Manifest.h"
 #include "kiln/runtime.h"
 
 #include <memory>
@@ -11,6 +18,9 @@
 #include <vector>
 
 namespace kiln::rt {
+
+using abi::BufferKind;
+using abi::DimExpr;
 
 // A named tensor signature: an entry's input or output, or a model parameter.
 struct TensorDesc {
@@ -45,8 +55,6 @@ struct StateDesc {
   size_t rank = 0;
   std::vector<int> creators; // entries with a "create" buffer of this state
 };
-
-enum class BufferKind { Input, Parameter, Temp, View, State };
 
 struct BufferDesc {
   kiln_dtype dtype = KILN_DTYPE_F32;
@@ -108,3 +116,5 @@ struct Manifest {
 std::unique_ptr<Manifest> parseManifest(std::string_view json);
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_MANIFEST_H

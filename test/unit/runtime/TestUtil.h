@@ -1,6 +1,12 @@
-// TestUtil.hpp - shared helpers for the runtime tests: statuses, temp files, random data,
-// and the fake model's reference computation.
-#pragma once
+//===- TestUtil.h - Shared helpers of the runtime tests ---------*- C++ -*-===//
+//
+// Shared helpers for the runtime tests: statuses, temp files, random data, and the fake
+// model's reference computation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TEST_UNIT_RUNTIME_TESTUTIL_H
+#define KILN_TEST_UNIT_RUNTIME_TESTUTIL_H
 
 #include "kiln/runtime.h"
 
@@ -115,3 +121,5 @@ inline std::vector<float> referenceForward(const std::vector<float> &x,
 }
 
 } // namespace kiln::test
+
+#endif // KILN_TEST_UNIT_RUNTIME_TESTUTIL_H

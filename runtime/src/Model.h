@@ -1,7 +1,13 @@
-// Model.hpp - a loaded model library: its manifest and resolved kernel entry points.
-#pragma once
+//===- Model.h - A loaded model library -------------------------*- C++ -*-===//
+//
+// A loaded model library: its manifest and resolved kernel entry points.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Manifest.hpp"
+#ifndef KILN_RUNTIME_MODEL_H
+#define KILN_RUNTIME_MODEL_H
+
+#include "Manifest.h"
 
 #include <HalideRuntime.h>
 
@@ -52,3 +58,5 @@ private:
 };
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_MODEL_H

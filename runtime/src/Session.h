@@ -1,11 +1,16 @@
-// Session.hpp - runs a model's entry points; owns the temporaries, the states and the
-// outputs.
-#pragma once
+//===- Session.h - Running a model's entry points ---------------*- C++ -*-===//
+//
+// Runs a model's entry points; owns the temporaries, the states and the outputs.
+//
+//===----------------------------------------------------------------------===//
 
-#include "Model.hpp"
-#include "States.hpp"
-#include "TempBlock.hpp"
-#include "Weights.hpp"
+#ifndef KILN_RUNTIME_SESSION_H
+#define KILN_RUNTIME_SESSION_H
+
+#include "Model.h"
+#include "States.h"
+#include "TempBlock.h"
+#include "Weights.h"
 
 #include <HalideRuntime.h>
 
@@ -89,3 +94,5 @@ void releaseModel(const Model *model);
 void releaseWeights(const Weights *weights);
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_SESSION_H

@@ -1,6 +1,11 @@
-// Error.hpp - the exception the runtime's internals throw; the C API turns it into a
-// status.
-#pragma once
+//===- Error.h - The runtime's internal exception ---------------*- C++ -*-===//
+//
+// The exception the runtime's internals throw; the C API turns it into a status.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_ERROR_H
+#define KILN_RUNTIME_ERROR_H
 
 #include "kiln/runtime.h"
 
@@ -71,3 +76,5 @@ std::string join(const Range &items, Fn &&toString, const char *sep = ", ") {
 }
 
 } // namespace kiln::rt
+
+#endif // KILN_RUNTIME_ERROR_H

@@ -1,0 +1,135 @@
+//===- Manifest.h - The contract between compiler and runtime ---*- C++ -*-===//
+//
+// Everything a compiled model and the runtime that loads it must spell alike: the ABI
+// version, the symbols a model exports, and the names and keys of its JSON manifest
+// (docs/manifest.md). The backend's manifest writer and the runtime's parser both take
+// every such name from here, so that neither can drift from the other; this is the one
+// place to change the format, together with kModelAbiVersion.
+//
+// Plain C++17, free of LLVM, installed with the runtime's headers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_ABI_MANIFEST_H
+#define KILN_ABI_MANIFEST_H
+
+#include "kiln/runtime.h"
+
+#include <cstddef>
+#include <iterator>
+#include <optional>
+#include <string_view>
+
+namespace kiln::abi {
+
+/// The model ABI: what a model's kiln_model_abi_version() returns and its manifest's
+/// "abi_version" holds. The C API spells the same number KILN_MODEL_ABI_VERSION.
+inline constexpr int kModelAbiVersion = KILN_MODEL_ABI_VERSION;
+
+/// The C symbols that make a shared library a Kiln model.
+inline constexpr const char kManifestSymbol[] = "kiln_model_manifest";
+inline constexpr const char kAbiVersionSymbol[] = "kiln_model_abi_version";
+/// Appended to a kernel's name: the entry point (`int NAME_argv(void **args)`) and the
+/// metadata (`const halide_filter_metadata_t *NAME_metadata(void)`) Halide generates.
+inline constexpr const char kKernelEntrySuffix[] = "_argv";
+inline constexpr const char kKernelMetadataSuffix[] = "_metadata";
+
+/// An element type and its manifest name.
+struct DTypeName {
+  kiln_dtype dtype;
+  const char *name;
+};
+inline constexpr DTypeName kDTypeNames[] = {
+    {KILN_DTYPE_F32, "f32"}, {KILN_DTYPE_I32, "i32"}, {KILN_DTYPE_I64, "i64"}};
+
+/// The manifest name of `dtype` ("f32"), or null for a value outside kiln_dtype.
+constexpr const char *dtypeName(kiln_dtype dtype) {
+  for (const DTypeName &d : kDTypeNames)
+    if (d.dtype == dtype)
+      return d.name;
+  return nullptr;
+}
+
+/// The dtype a manifest names, if it is one.
+constexpr std::optional<kiln_dtype> parseDType(std::string_view name) {
+  for (const DTypeName &d : kDTypeNames)
+    if (name == d.name)
+      return d.dtype;
+  return std::nullopt;
+}
+
+/// What the memory of an entry's buffer is (manifest "kind").
+enum class BufferKind { Input, Parameter, Temp, View, State };
+inline constexpr const char *kBufferKindNames[] = {"input", "parameter", "temp", "view",
+                                                   "state"};
+
+/// The manifest name of `kind` ("temp").
+constexpr const char *bufferKindName(BufferKind kind) {
+  return kBufferKindNames[static_cast<size_t>(kind)];
+}
+
+/// The buffer kind a manifest names, if it is one.
+constexpr std::optional<BufferKind> parseBufferKind(std::string_view name) {
+  for (size_t i = 0; i < std::size(kBufferKindNames); ++i)
+    if (name == kBufferKindNames[i])
+      return static_cast<BufferKind>(i);
+  return std::nullopt;
+}
+
+/// The manifest's JSON keys, by the object that holds them.
+namespace key {
+// The root object.
+inline constexpr const char kAbiVersion[] = "abi_version";
+inline constexpr const char kModel[] = "model";
+inline constexpr const char kTarget[] = "target";
+inline constexpr const char kParameters[] = "parameters";
+inline constexpr const char kStates[] = "states";
+inline constexpr const char kKernels[] = "kernels";
+inline constexpr const char kEntries[] = "entries";
+// Tensors (parameters, inputs, outputs), states and entries.
+inline constexpr const char kName[] = "name";
+inline constexpr const char kDType[] = "dtype";
+inline constexpr const char kShape[] = "shape";
+inline constexpr const char kBounds[] = "bounds";
+inline constexpr const char kValueDim[] = "value_dim";
+inline constexpr const char kBuffer[] = "buffer";
+inline constexpr const char kRank[] = "rank";
+inline constexpr const char kInputs[] = "inputs";
+inline constexpr const char kOutputs[] = "outputs";
+inline constexpr const char kBuffers[] = "buffers";
+inline constexpr const char kSteps[] = "steps";
+// Buffers: the index that goes with each kind, and a view's layout.
+inline constexpr const char kKind[] = "kind";
+inline constexpr const char kInput[] = "input";
+inline constexpr const char kParameter[] = "parameter";
+inline constexpr const char kViewOf[] = "view_of";
+inline constexpr const char kState[] = "state";
+inline constexpr const char kCreate[] = "create";
+inline constexpr const char kOffset[] = "offset";
+inline constexpr const char kStrides[] = "strides";
+// Steps.
+inline constexpr const char kKernel[] = "kernel";
+inline constexpr const char kArgs[] = "args";
+} // namespace key
+
+/// The key of the index that a buffer of `kind` carries ("input": the input it holds,
+/// "view_of": the buffer it views), or null for a temp, which has none.
+constexpr const char *bufferIndexKey(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return key::kInput;
+  case BufferKind::Parameter:
+    return key::kParameter;
+  case BufferKind::View:
+    return key::kViewOf;
+  case BufferKind::State:
+    return key::kState;
+  case BufferKind::Temp:
+    break;
+  }
+  return nullptr;
+}
+
+} // namespace kiln::abi
+
+#endif // KILN_ABI_MANIFEST_H

@@ -1,0 +1,285 @@
+//===- ManifestBuffers.cpp - An entry's buffers, views and steps ----------===//
+//
+// What the runtime must be able to trust before a run: every view lies inside the
+// memory it views (as far as static sizes tell; Session checks the rest once dimensions
+// are bound), buffers agree with the inputs, parameters and states they hold, and steps
+// never read memory nothing wrote, nor write the caller's inputs or the weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DType.h"
+#include "ManifestEntry.h"
+#include "ManifestJson.h"
+
+#include <algorithm>
+
+namespace kiln::rt {
+
+/// A view's "offset" (an integer or an expression) and "strides" (one per dimension).
+static void getViewLayout(const Json &object, BufferDesc &b, const std::string &path) {
+  if (const Json *offset = object.find(key::kOffset)) {
+    b.offset = getDimItem(*offset, at(path, key::kOffset), true, "offset");
+  }
+  if (const Json *strides = object.find(key::kStrides)) {
+    if (!strides->isArray())
+      invalid(at(path, key::kStrides), cat("expected an array of element strides, got ",
+                                           Json::kindName(strides->kind())));
+    const auto &items = strides->items();
+    if (items.size() != b.dims.size())
+      invalid(at(path, key::kStrides),
+              cat("view has rank ", b.dims.size(), " but ", items.size(), " stride",
+                  items.size() == 1 ? "" : "s"));
+    for (size_t k = 0; k < items.size(); ++k)
+      b.strides.push_back(
+          getDimItem(items[k], at(path, key::kStrides, k), true, "stride"));
+  }
+}
+
+/// The index key of each kind with one, how many things it may index, and what.
+static std::pair<size_t, const char *> indexLimit(BufferKind kind,
+                                                  const BufferIndexLimits &limits) {
+  switch (kind) {
+  case BufferKind::Input:
+    return {limits.inputs, key::kInputs};
+  case BufferKind::Parameter:
+    return {limits.parameters, key::kParameters};
+  case BufferKind::View:
+    return {limits.buffers, key::kBuffers};
+  case BufferKind::State:
+    return {limits.states, key::kStates};
+  case BufferKind::Temp:
+    break;
+  }
+  return {0, nullptr};
+}
+
+BufferDesc getBuffer(const Json &object, const std::string &path,
+                     const BufferIndexLimits &limits) {
+  BufferDesc b;
+  b.dtype = getDType(object, path);
+  b.dims = getShape(object, path);
+  for (const DimExpr &d : b.dims)
+    b.dimTexts.push_back(d.text());
+  const std::string &kind = getString(object, key::kKind, path);
+  std::optional<BufferKind> parsed = abi::parseBufferKind(kind);
+  if (!parsed)
+    invalid(at(path, key::kKind),
+            cat("unknown kind \"", kind, "\" (expected ",
+                alternatives(abi::kBufferKindNames, [](const char *n) { return n; }),
+                ")"));
+  b.kind = *parsed;
+  if (const char *indexKey = abi::bufferIndexKey(b.kind)) {
+    auto [limit, what] = indexLimit(b.kind, limits);
+    b.index = getIndex(object, indexKey, limit, path, what);
+  }
+  if (b.kind == BufferKind::View)
+    getViewLayout(object, b, path);
+  if (const Json *create = object.find(key::kCreate);
+      create && b.kind == BufferKind::State) {
+    if (!create->isBool())
+      invalid(at(path, key::kCreate),
+              cat("expected true or false, got ", Json::kindName(create->kind())));
+    b.create = create->asBool();
+  }
+  if (b.kind != BufferKind::View)
+    for (const char *viewKey : {key::kOffset, key::kStrides})
+      if (object.find(viewKey))
+        invalid(at(path, viewKey), cat("only a view has \"", viewKey, "\""));
+  return b;
+}
+
+static int64_t staticElementCount(const std::vector<DimExpr> &dims) {
+  int64_t n = 1;
+  for (const DimExpr &d : dims) {
+    if (!d.isConstant())
+      return -1;
+    if (__builtin_mul_overflow(n, d.constantValue(), &n))
+      return -1;
+  }
+  return n;
+}
+
+void resolveViewRoots(EntryDesc &e, const std::string &path) {
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    size_t current = i;
+    size_t hops = 0;
+    while (e.buffers[current].kind == BufferKind::View) {
+      current = size_t(e.buffers[current].index);
+      if (++hops > e.buffers.size())
+        invalid(at(path, key::kBuffers, i), "view_of forms a cycle");
+    }
+    e.buffers[i].root = int(current);
+  }
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    BufferDesc &b = e.buffers[i];
+    if (b.kind != BufferKind::View)
+      continue;
+    if (!b.strides.empty()) {
+      b.strideSource = int(i);
+      continue;
+    }
+    int inner = b.index;
+    while (e.buffers[inner].kind == BufferKind::View && e.buffers[inner].strides.empty())
+      inner = e.buffers[inner].index;
+    if (e.buffers[inner].kind != BufferKind::View)
+      continue; // dense in its own shape
+    b.strideSource = inner;
+    if (e.buffers[inner].dims.size() != b.dims.size())
+      invalid(at(path, key::kBuffers, i),
+              cat("view of rank ", b.dims.size(), " without strides views buffers[",
+                  inner, "], a strided view of rank ", e.buffers[inner].dims.size(),
+                  "; give it its own strides"));
+  }
+}
+
+/// The view's offset in its root's elements when every offset along the chain is static,
+/// else -1.
+static int64_t staticRootOffset(const EntryDesc &e, size_t b) {
+  int64_t offset = 0;
+  for (size_t i = b; e.buffers[i].kind == BufferKind::View;
+       i = size_t(e.buffers[i].index)) {
+    const DimExpr &o = e.buffers[i].offset;
+    if (!o.isConstant() || __builtin_add_overflow(offset, o.constantValue(), &offset))
+      return -1;
+  }
+  return offset;
+}
+
+/// Checks a view fits in its root when everything about it is static.
+static void checkStaticViewFits(const EntryDesc &e, size_t i, const std::string &bpath) {
+  const BufferDesc &b = e.buffers[i];
+  int64_t offset = staticRootOffset(e, i);
+  int64_t baseCount = staticElementCount(e.buffers[b.root].dims);
+  if (offset < 0 || baseCount < 0)
+    return;
+  if (b.strideSource < 0) {
+    int64_t viewCount = staticElementCount(b.dims);
+    if (viewCount >= 0 && offset + viewCount > baseCount)
+      invalid(bpath, cat("view has ", viewCount, " elements from offset ", offset,
+                         " but buffers[", b.root, "] has ", baseCount));
+    return;
+  }
+  std::vector<int64_t> extents, strides;
+  for (size_t k = 0; k < b.dims.size(); ++k) {
+    const DimExpr &stride = e.buffers[b.strideSource].strides[k];
+    if (!b.dims[k].isConstant() || !stride.isConstant())
+      return;
+    extents.push_back(b.dims[k].constantValue());
+    strides.push_back(stride.constantValue());
+  }
+  if (elementCount(extents) == 0)
+    return; // no element at all
+  int64_t last = lastElement(offset, extents, strides);
+  if (last >= baseCount)
+    invalid(bpath, cat("strided view ", b.describe(), " with strides ",
+                       formatShape(strides), " from offset ", offset, " reaches element ",
+                       last, " but buffers[", b.root, "] has ", baseCount));
+}
+
+void checkBufferConsistency(const EntryDesc &e, const std::vector<TensorDesc> &params,
+                            const std::vector<StateDesc> &states,
+                            const std::string &path) {
+  std::vector<int> bufferOfState(states.size(), -1);
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    const BufferDesc &b = e.buffers[i];
+    std::string bpath = at(path, key::kBuffers, i);
+    if (b.kind == BufferKind::Input) {
+      const TensorDesc &in = e.inputs[b.index];
+      if (b.dtype != in.dtype || b.dims.size() != in.dims.size())
+        invalid(bpath, cat("buffer is ", kiln_dtype_name(b.dtype), " of rank ",
+                           b.dims.size(), " but input '", in.name, "' is ",
+                           kiln_dtype_name(in.dtype), " ", in.describe()));
+    } else if (b.kind == BufferKind::Parameter) {
+      const TensorDesc &p = params[b.index];
+      bool same = b.dtype == p.dtype && b.dims.size() == p.dims.size();
+      for (size_t d = 0; same && d < b.dims.size(); ++d)
+        same = b.dims[d].isConstant() && b.dims[d].constantValue() == p.staticShape[d];
+      if (!same)
+        invalid(bpath, cat("buffer does not match parameter '", p.name, "' (",
+                           kiln_dtype_name(p.dtype), " ", p.describe(), ")"));
+    } else if (b.kind == BufferKind::View) {
+      const BufferDesc &base = e.buffers[b.root];
+      if (b.dtype != base.dtype)
+        invalid(bpath, cat("view is ", kiln_dtype_name(b.dtype), " but buffers[", b.root,
+                           "] it views is ", kiln_dtype_name(base.dtype)));
+      checkStaticViewFits(e, i, bpath);
+    } else if (b.kind == BufferKind::State) {
+      const StateDesc &s = states[b.index];
+      if (b.dtype != s.dtype || b.dims.size() != s.rank)
+        invalid(bpath, cat("buffer is ", kiln_dtype_name(b.dtype), " of rank ",
+                           b.dims.size(), " but state '", s.name, "' is ",
+                           kiln_dtype_name(s.dtype), " of rank ", s.rank));
+      if (bufferOfState[b.index] >= 0)
+        invalid(bpath,
+                cat("state '", s.name, "' already has buffers[", bufferOfState[b.index],
+                    "] in this entry (an entry has at most one buffer per state)"));
+      bufferOfState[b.index] = int(i);
+    }
+  }
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    int b = e.inputs[i].buffer;
+    if (b >= 0 &&
+        (e.buffers[b].kind != BufferKind::Input || e.buffers[b].index != int(i)))
+      invalid(at(at(path, key::kInputs, i), key::kBuffer),
+              cat("buffers[", b, "] is not the buffer of input ", i));
+  }
+  for (size_t i = 0; i < e.outputs.size(); ++i) {
+    const TensorDesc &out = e.outputs[i];
+    const BufferDesc &b = e.buffers[out.buffer];
+    if (b.dtype != out.dtype || b.dims.size() != out.dims.size())
+      invalid(at(path, key::kOutputs, i),
+              cat("output '", out.name, "' is ", kiln_dtype_name(out.dtype), " ",
+                  out.describe(), " but buffers[", out.buffer, "] is ",
+                  kiln_dtype_name(b.dtype), " of rank ", b.dims.size()));
+    // A kiln_tensor is dense: a kernel must copy a strided view into a temp first.
+    if (b.strideSource >= 0)
+      invalid(at(path, key::kOutputs, i),
+              cat("output '", out.name, "' is buffers[", out.buffer,
+                  "], a strided view; outputs are dense (copy it into a temp)"));
+  }
+}
+
+void checkSteps(EntryDesc &e, const std::vector<std::string> &kernels,
+                const std::string &path) {
+  std::vector<bool> written(e.buffers.size(), false);
+  auto noteState = [&](int state) {
+    if (std::find(e.writtenStates.begin(), e.writtenStates.end(), state) ==
+        e.writtenStates.end())
+      e.writtenStates.push_back(state);
+  };
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    BufferKind kind = e.buffers[i].kind;
+    written[i] = kind == BufferKind::Input || kind == BufferKind::Parameter ||
+                 kind == BufferKind::State;
+    if (kind == BufferKind::State && e.buffers[i].create)
+      noteState(e.buffers[i].index);
+  }
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    const StepDesc &step = e.steps[s];
+    std::string spath = at(path, key::kSteps, s);
+    for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+      int root = e.buffers[step.args[a]].root;
+      if (!written[root])
+        invalid(at(spath, key::kArgs, a),
+                cat("kernel '", kernels[step.kernel], "' reads buffers[", step.args[a],
+                    "] before any step writes it"));
+    }
+    int out = step.args.back();
+    int root = e.buffers[out].root;
+    BufferKind kind = e.buffers[root].kind;
+    if (kind == BufferKind::Input || kind == BufferKind::Parameter)
+      invalid(cat(spath, ".args[", step.args.size() - 1, "]"),
+              cat("kernel '", kernels[step.kernel], "' writes buffers[", out,
+                  "], which is ",
+                  kind == BufferKind::Input ? "an input" : "a parameter"));
+    written[root] = true;
+    if (kind == BufferKind::State)
+      noteState(e.buffers[root].index);
+  }
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    if (!written[e.buffers[e.outputs[i].buffer].root])
+      invalid(at(path, key::kOutputs, i),
+              cat("output '", e.outputs[i].name, "' is never written by any step"));
+}
+
+} // namespace kiln::rt

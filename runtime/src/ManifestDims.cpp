@@ -1,0 +1,97 @@
+//===- ManifestDims.cpp - The dimension names of an entry -----------------===//
+//
+// Binds each dynamic dimension name of an entry to a slot of the table a run fills, and
+// resolves every dimension expression of the entry to those slots, so that evaluating a
+// shape during a run is arithmetic on that table: no lookup, no allocation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ManifestEntry.h"
+#include "ManifestJson.h"
+
+#include <algorithm>
+
+namespace kiln::rt {
+
+void resolveDims(EntryDesc &e, const std::string &path) {
+  std::vector<std::string> binder; // slot -> who binds it, for messages
+  auto bindAll = [&](const std::vector<DimExpr> &dims, std::vector<int> &slots,
+                     const std::string &who) {
+    slots.assign(dims.size(), -1);
+    for (size_t d = 0; d < dims.size(); ++d) {
+      const std::string *name = dims[d].bareName();
+      if (!name)
+        continue;
+      auto it = std::find(e.dimNames.begin(), e.dimNames.end(), *name);
+      slots[d] = int(it - e.dimNames.begin());
+      if (it == e.dimNames.end()) {
+        e.dimNames.push_back(*name);
+        binder.push_back(who);
+      }
+    }
+  };
+  for (TensorDesc &in : e.inputs)
+    bindAll(in.dims, in.bindSlot, cat("input '", in.name, "'"));
+  for (size_t i = 0; i < e.buffers.size(); ++i)
+    if (e.buffers[i].kind == BufferKind::State && !e.buffers[i].create)
+      bindAll(e.buffers[i].dims, e.buffers[i].bindSlot, cat("buffers[", i, "] (state)"));
+  size_t firstValueDim = e.dimNames.size();
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    TensorDesc &in = e.inputs[i];
+    if (in.valueDim.empty())
+      continue;
+    auto it = std::find(e.dimNames.begin(), e.dimNames.end(), in.valueDim);
+    if (it != e.dimNames.end())
+      invalid(cat(path, ".inputs[", i, "].value_dim"),
+              cat("dimension '", in.valueDim, "' is also bound by ",
+                  binder[size_t(it - e.dimNames.begin())],
+                  "; a value_dim names a dimension that no shape binds"));
+    in.valueDimSlot = int(e.dimNames.size());
+    e.dimNames.push_back(in.valueDim);
+    binder.push_back(cat("the value of input '", in.name, "'"));
+  }
+  auto resolve = [&](DimExpr &d, const std::string &where) {
+    d.resolve([&](const std::string &name) {
+      auto it = std::find(e.dimNames.begin(), e.dimNames.end(), name);
+      if (it == e.dimNames.end())
+        invalid(where, cat("dimension '", name, "' in \"", d.text(),
+                           "\" is not bound (no input, and no state buffer without "
+                           "\"create\", has a shape item that is exactly '",
+                           name, "', and no input has \"value_dim\": \"", name, "\")"));
+      return int(it - e.dimNames.begin());
+    });
+  };
+  auto resolveAll = [&](std::vector<DimExpr> &dims, const std::string &where) {
+    for (DimExpr &d : dims)
+      resolve(d, where);
+  };
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    TensorDesc &in = e.inputs[i];
+    resolveAll(in.dims, at(path, key::kInputs, i));
+    if (!in.bounds)
+      continue;
+    DimExpr *ends[2] = {&in.bounds->min, &in.bounds->max};
+    for (int k = 0; k < 2; ++k) {
+      std::string where = cat(path, ".inputs[", i, "].bounds[", k, "]");
+      resolve(*ends[k], where);
+      // A value_dim's bounds are checked before any value_dim is bound.
+      for (size_t n = 0; !in.valueDim.empty() && n < ends[k]->names().size(); ++n)
+        if (size_t(ends[k]->slotOfName(n)) >= firstValueDim)
+          invalid(where, cat("bounds of value_dim input '", in.name, "' use dimension '",
+                             ends[k]->names()[n],
+                             "', which is itself a value_dim; they may "
+                             "only use dimensions that shapes bind"));
+    }
+  }
+  for (size_t i = 0; i < e.outputs.size(); ++i)
+    resolveAll(e.outputs[i].dims, at(path, key::kOutputs, i));
+  for (size_t i = 0; i < e.buffers.size(); ++i) {
+    std::string where = at(path, key::kBuffers, i);
+    resolveAll(e.buffers[i].dims, where);
+    resolve(e.buffers[i].offset, at(where, key::kOffset));
+    for (size_t k = 0; k < e.buffers[i].strides.size(); ++k)
+      resolve(e.buffers[i].strides[k], at(where, key::kStrides, k));
+  }
+}
+
+} // namespace kiln::rt
