@@ -32,26 +32,19 @@ default S = 1/sqrt(last dim), like PyTorch's Linear init).
 
 Exit status: 0 on success, 1 when the run fails, 2 for a usage error.)";
 
-/// Splits NAME=VALUE values, which assignment() has checked already.
-std::pair<std::string, std::string> splitAssignment(const std::string &text) {
-  size_t eq = text.find('=');
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
 /// A NAME=VALUE option that may be given any number of times, one value each.
-CLI::Option *
-addAssignments(CLI::App &app, const std::string &name, const std::string &valueName,
-               CLI::Validator value,
-               std::function<void(const std::string &, const std::string &)> add,
-               const std::string &help) {
+void addAssignments(CLI::App &app, const std::string &name, const std::string &valueName,
+                    CLI::Validator value,
+                    std::function<void(const std::string &, const std::string &)> add,
+                    const std::string &help) {
   auto callback = [add](const std::vector<std::string> &values) {
     for (const std::string &v : values) {
-      auto [lhs, rhs] = splitAssignment(v);
-      add(lhs, rhs);
+      size_t eq = v.find('='); // there is one: assignment() has checked
+      add(v.substr(0, eq), v.substr(eq + 1));
     }
   };
-  return app.add_option_function<std::vector<std::string>>(name, callback, help)
-      ->check(assignment(valueName, std::move(value)))
+  app.add_option_function<std::vector<std::string>>(name, callback, help)
+      ->transform(assignment(valueName, std::move(value)))
       ->type_name("NAME=" + valueName)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(false);
