@@ -1,220 +1,24 @@
-// Generate.cpp - the vocabulary/tokenizer, and greedy and beam search (the algorithm of
-// models/translator/reference_beam.py) for kiln/generate.h.
+//===- Generate.cpp - Greedy and beam search over a StepDecoder -----------===//
+//
+// kiln::generate: greedy search and the beam search of
+// models/translator/reference_beam.py, over any StepDecoder. Tokenizing is
+// Vocabulary.cpp; running the model is StepDecoders.cpp.
+//
+//===----------------------------------------------------------------------===//
+
 #include "kiln/generate.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <limits>
-#include <sstream>
 
 namespace kiln {
 namespace {
-
-[[noreturn]] void fail(kiln_status_code code, const std::string &message) {
-  throw Error(code, message);
-}
-
-std::string readFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    fail(KILN_STATUS_NOT_FOUND, "cannot open '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The few config.json fields we need are flat scalars, so a key search is enough; a full
-// JSON parser lives inside libkiln_runtime but is not part of its public API.
-const char *findValue(const std::string &json, const std::string &key) {
-  std::string quoted = "\"" + key + "\"";
-  for (size_t at = json.find(quoted); at != std::string::npos;
-       at = json.find(quoted, at + 1)) {
-    size_t p = at + quoted.size();
-    while (p < json.size() && std::isspace(static_cast<unsigned char>(json[p])))
-      ++p;
-    if (p < json.size() && json[p] == ':') {
-      ++p;
-      while (p < json.size() && std::isspace(static_cast<unsigned char>(json[p])))
-        ++p;
-      return json.c_str() + p;
-    }
-  }
-  return nullptr;
-}
-
-int64_t intField(const std::string &json, const std::string &key, int64_t fallback,
-                 const std::string &path) {
-  const char *v = findValue(json, key);
-  if (!v)
-    return fallback;
-  char *end = nullptr;
-  long long value = std::strtoll(v, &end, 10);
-  if (end == v)
-    fail(KILN_STATUS_INVALID_ARGUMENT, path + ": \"" + key + "\" is not an integer");
-  return value;
-}
-
-std::string stringField(const std::string &json, const std::string &key,
-                        const std::string &fallback, const std::string &path) {
-  const char *v = findValue(json, key);
-  if (!v)
-    return fallback;
-  if (*v != '"')
-    fail(KILN_STATUS_INVALID_ARGUMENT, path + ": \"" + key + "\" is not a string");
-  const char *end = std::strchr(v + 1, '"');
-  if (!end)
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         path + ": unterminated string for \"" + key + "\"");
-  return std::string(v + 1, end);
-}
-
-std::string describeChar(char c) {
-  unsigned char u = static_cast<unsigned char>(c);
-  if (std::isprint(u))
-    return std::string("'") + c + "'";
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "0x%02x", u);
-  return buf;
-}
-
-std::string trim(const std::string &text) {
-  size_t b = 0, e = text.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(text[b])))
-    ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(text[e - 1])))
-    --e;
-  return text.substr(b, e - b);
-}
 
 double lengthPenalty(size_t length, double alpha) {
   return std::pow((5.0 + double(length)) / 6.0, alpha);
 }
 
 } // namespace
-
-//===-- Vocabulary ---------------------------------------------------------===//
-
-Vocabulary::Vocabulary(std::vector<std::string> tokens, VocabularyOptions options)
-    : tokens_(std::move(tokens)), options_(options) {
-  for (size_t i = 0; i < tokens_.size(); ++i)
-    ids_.emplace(tokens_[i], int32_t(i)); // the first occurrence wins, as in a dict
-  for (int32_t special : {options_.padId, options_.bosId, options_.eosId, options_.unkId})
-    if (special < 0 || size_t(special) >= tokens_.size())
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "special id " + std::to_string(special) + " is outside the " +
-               std::to_string(tokens_.size()) + "-token vocabulary");
-}
-
-Vocabulary Vocabulary::load(const std::string &vocabPath, VocabularyOptions options) {
-  std::istringstream in(readFile(vocabPath));
-  std::vector<std::string> tokens;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line.back() == '\r')
-      line.pop_back();
-    tokens.push_back(line);
-  }
-  // A trailing empty line is the file's final newline, not a token.
-  while (!tokens.empty() && tokens.back().empty())
-    tokens.pop_back();
-  if (tokens.empty())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "'" + vocabPath + "' holds no tokens");
-  return Vocabulary(std::move(tokens), options);
-}
-
-Vocabulary Vocabulary::fromConfig(const std::string &configPath) {
-  std::string json = readFile(configPath);
-  VocabularyOptions o;
-  o.padId = int32_t(intField(json, "pad_id", o.padId, configPath));
-  o.bosId = int32_t(intField(json, "bos_id", o.bosId, configPath));
-  o.eosId = int32_t(intField(json, "eos_id", o.eosId, configPath));
-  o.unkId = int32_t(intField(json, "unk_id", o.unkId, configPath));
-  o.maxSourceLen = intField(json, "max_source_len", 0, configPath);
-  o.maxTargetLen = intField(json, "max_target_len", 0, configPath);
-  std::string file = stringField(json, "vocab_file", "vocab.txt", configPath);
-  size_t slash = configPath.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "" : configPath.substr(0, slash + 1);
-  Vocabulary vocab = load(file.size() && file[0] == '/' ? file : dir + file, o);
-  int64_t declared = intField(json, "vocab_size", int64_t(vocab.size()), configPath);
-  if (declared != int64_t(vocab.size()))
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         configPath + " declares vocab_size " + std::to_string(declared) +
-             " but the vocabulary has " + std::to_string(vocab.size()) + " tokens");
-  return vocab;
-}
-
-std::vector<int32_t> Vocabulary::encodeSource(const std::string &raw,
-                                              bool allowOverLength) const {
-  std::string text = trim(raw);
-  if (text.empty())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "empty input: nothing to translate");
-  if (!allowOverLength && options_.maxSourceLen > 0 &&
-      int64_t(text.size()) > options_.maxSourceLen)
-    fail(KILN_STATUS_INVALID_ARGUMENT, "input '" + text + "' has " +
-                                           std::to_string(text.size()) +
-                                           " characters; the model takes at most " +
-                                           std::to_string(options_.maxSourceLen));
-  std::vector<int32_t> ids;
-  ids.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    int32_t id = this->id(std::string(1, text[i]));
-    // Specials are whole tokens such as "<pad>", never one character, so a hit is a real
-    // source token; <unk> would silently give an undefined translation, hence the error.
-    if (id < 0)
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "character " + describeChar(text[i]) + " at position " + std::to_string(i) +
-               " of '" + text + "' is not in the vocabulary");
-    ids.push_back(id);
-  }
-  return ids;
-}
-
-std::vector<int32_t> Vocabulary::encodeTarget(const std::string &text) const {
-  std::istringstream in(text);
-  std::vector<int32_t> ids;
-  for (std::string word; in >> word;) {
-    int32_t id = this->id(word);
-    if (id < 0)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "word '" + word + "' at position " +
-                                             std::to_string(ids.size()) +
-                                             " is not in the vocabulary");
-    ids.push_back(id);
-  }
-  return ids;
-}
-
-std::string Vocabulary::decodeTarget(const std::vector<int32_t> &ids) const {
-  std::string out;
-  for (int32_t id : ids) {
-    if (id == options_.eosId)
-      break;
-    if (id == options_.padId || id == options_.bosId)
-      continue;
-    if (!out.empty())
-      out += ' ';
-    out += token(id);
-  }
-  return out;
-}
-
-const std::string &Vocabulary::token(int32_t id) const {
-  if (id < 0 || size_t(id) >= tokens_.size())
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "token id " + std::to_string(id) + " is outside the " +
-             std::to_string(tokens_.size()) + "-token vocabulary");
-  return tokens_[size_t(id)];
-}
-
-int32_t Vocabulary::id(const std::string &token) const {
-  auto it = ids_.find(token);
-  return it == ids_.end() ? -1 : it->second;
-}
-
-//===-- Search -------------------------------------------------------------===//
 
 GenerateOptions GenerateOptions::forVocabulary(const Vocabulary &vocab) {
   GenerateOptions o;
@@ -386,11 +190,11 @@ std::vector<GenerateResult> generate(StepDecoder &decoder,
                                      const GenerateOptions &options) {
   bool beamSearch = options.search == GenerateOptions::Search::Beam;
   if (beamSearch && options.beamSize < 1)
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "beam size must be at least 1, got " + std::to_string(options.beamSize));
+    throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                "beam size must be at least 1, got " + std::to_string(options.beamSize));
   if (options.maxLength < 1)
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "maxLength must be at least 1, got " + std::to_string(options.maxLength));
+    throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                "maxLength must be at least 1, got " + std::to_string(options.maxLength));
   if (sources.empty())
     return {};
   decoder.start(sources);

@@ -1,6 +1,11 @@
-// StepDecoders.cpp - the two StepDecoders of kiln/generate.h over a compiled Transformer:
-// PrefixDecoder re-decodes every prefix whole; KVCacheDecoder runs one decode_step per
-// token against the key/value caches the session keeps.
+//===- StepDecoders.cpp - Running a Transformer one step at a time --------===//
+//
+// The two StepDecoders of kiln/generate.h over a compiled Transformer: PrefixDecoder
+// re-decodes every prefix whole; KVCacheDecoder runs one decode_step per token against
+// the key/value caches the session keeps.
+//
+//===----------------------------------------------------------------------===//
+
 #include "kiln/generate.h"
 
 #include <algorithm>
@@ -10,10 +15,6 @@
 namespace kiln {
 namespace {
 
-[[noreturn]] void fail(kiln_status_code code, const std::string &message) {
-  throw Error(code, message);
-}
-
 // Right-padded source ids [B, S] and their lengths, as `encode` takes them.
 struct SourceBatch {
   int64_t batch = 0, length = 0;
@@ -22,12 +23,12 @@ struct SourceBatch {
 
 SourceBatch padSources(const std::vector<std::vector<int32_t>> &sources, int32_t padId) {
   if (sources.empty())
-    fail(KILN_STATUS_INVALID_ARGUMENT, "no sources to encode");
+    throw Error(KILN_STATUS_INVALID_ARGUMENT, "no sources to encode");
   SourceBatch b;
   b.batch = int64_t(sources.size());
   for (const auto &s : sources) {
     if (s.empty())
-      fail(KILN_STATUS_INVALID_ARGUMENT, "an empty source cannot be encoded");
+      throw Error(KILN_STATUS_INVALID_ARGUMENT, "an empty source cannot be encoded");
     b.length = std::max<int64_t>(b.length, int64_t(s.size()));
   }
   // src_lengths masks the padding out of attention, so each row computes what it would
@@ -48,8 +49,8 @@ std::vector<float> encodeSources(Session &session, const std::string &entry,
                       TensorArg::of("src_lengths", {b.batch}, b.lengths.data())});
   OutputView mem = session.output("memory");
   if (mem.shape.size() != 3 || mem.shape[0] != b.batch || mem.shape[1] != b.length)
-    fail(KILN_STATUS_INVALID_MODEL,
-         "entry '" + entry + "' returned a memory of an unexpected shape");
+    throw Error(KILN_STATUS_INVALID_MODEL,
+                "entry '" + entry + "' returned a memory of an unexpected shape");
   dModel = mem.shape[2];
   const float *data = mem.as<float>();
   return std::vector<float>(data, data + b.batch * b.length * dModel);
@@ -79,23 +80,24 @@ int64_t vocabularyOf(const Model &model, const std::string &entry,
   for (const TensorInfo &out : model.outputs(entry))
     if (out.name == name && !out.shape.empty() && out.shape.back() > 0)
       return out.shape.back();
-  fail(KILN_STATUS_INVALID_MODEL, "entry '" + entry + "' has no '" + name +
-                                      "' output with a static vocabulary size");
+  throw Error(KILN_STATUS_INVALID_MODEL, "entry '" + entry + "' has no '" + name +
+                                             "' output with a static vocabulary size");
 }
 
 void checkRows(const std::vector<int32_t> &sourceOf,
                const std::vector<std::vector<int32_t>> &prefixes, size_t sources) {
   if (sourceOf.empty() || sourceOf.size() != prefixes.size())
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "step(): sourceOf and prefixes must be non-empty and "
-         "of equal size");
+    throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                "step(): sourceOf and prefixes must be non-empty and "
+                "of equal size");
   for (size_t r = 0; r < prefixes.size(); ++r) {
     if (prefixes[r].size() != prefixes[0].size() || prefixes[r].empty())
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "step(): prefixes must be non-empty and of one length");
+      throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                  "step(): prefixes must be non-empty and of one length");
     if (sourceOf[r] < 0 || size_t(sourceOf[r]) >= sources)
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "step(): source index " + std::to_string(sourceOf[r]) + " out of range");
+      throw Error(KILN_STATUS_INVALID_ARGUMENT, "step(): source index " +
+                                                    std::to_string(sourceOf[r]) +
+                                                    " out of range");
   }
 }
 
@@ -189,24 +191,26 @@ void KVCacheDecoder::step(const std::vector<int32_t> &sourceOf,
   checkRows(sourceOf, prefixes, srcLengths_.size());
   int64_t position = int64_t(prefixes[0].size()) - 1;
   if (position != position_)
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "step(): the cache holds " + std::to_string(position_) +
-             " positions, so the prefixes must have " + std::to_string(position_ + 1) +
-             " tokens, not " + std::to_string(position + 1) +
-             " (a KV-cache decoder extends its rows by one token per step)");
+    throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                "step(): the cache holds " + std::to_string(position_) +
+                    " positions, so the prefixes must have " +
+                    std::to_string(position_ + 1) + " tokens, not " +
+                    std::to_string(position + 1) +
+                    " (a KV-cache decoder extends its rows by one token per step)");
   if (capacity_ > 0 && position >= capacity_)
-    fail(KILN_STATUS_INVALID_ARGUMENT,
-         "step(): position " + std::to_string(position) +
-             " is past the model's KV cache of " + std::to_string(capacity_) +
-             " positions (TransformerConfig::maxDecodeLength); "
-             "generate at most " +
-             std::to_string(capacity_) + " tokens");
+    throw Error(KILN_STATUS_INVALID_ARGUMENT,
+                "step(): position " + std::to_string(position) +
+                    " is past the model's KV cache of " + std::to_string(capacity_) +
+                    " positions (TransformerConfig::maxDecodeLength); "
+                    "generate at most " +
+                    std::to_string(capacity_) + " tokens");
   // Before the first token the rows are the sources; a search may start from any
   // arrangement of them (several beams of one source).
   if (sourceOf != rowSource_) {
     if (position != 0)
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "step(): rows do not continue the last step's rows; call reorder() first");
+      throw Error(
+          KILN_STATUS_INVALID_ARGUMENT,
+          "step(): rows do not continue the last step's rows; call reorder() first");
     session_.gatherStates(sourceOf);
     rowSource_ = sourceOf;
   }
@@ -236,9 +240,9 @@ void KVCacheDecoder::reorder(const std::vector<int32_t> &parents) {
   std::vector<int32_t> next(parents.size());
   for (size_t r = 0; r < parents.size(); ++r) {
     if (parents[r] < 0 || size_t(parents[r]) >= rowSource_.size())
-      fail(KILN_STATUS_INVALID_ARGUMENT, "reorder(): parent " +
-                                             std::to_string(parents[r]) +
-                                             " is not a row of the last step");
+      throw Error(KILN_STATUS_INVALID_ARGUMENT, "reorder(): parent " +
+                                                    std::to_string(parents[r]) +
+                                                    " is not a row of the last step");
     next[r] = rowSource_[size_t(parents[r])];
   }
   // Rows that keep their place are not copied (kiln_session_gather_states).

@@ -1,8 +1,10 @@
-// Inputs.cpp - input construction for kiln-run.
-#include "Inputs.hpp"
+//===- Inputs.cpp - Building the tensors a run takes ----------------------===//
 
-#include "Npy.hpp"
-#include "Random.hpp"
+#include "Inputs.h"
+
+#include "DriverError.h"
+#include "Npy.h"
+#include "Random.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,5 +1,12 @@
-// Npy.cpp - a small .npy codec: enough of the format for model inputs and outputs.
-#include "Npy.hpp"
+//===- Npy.cpp - A small .npy codec ---------------------------------------===//
+//
+// Enough of the NumPy format for model inputs and outputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Npy.h"
+
+#include "DriverError.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -149,22 +156,24 @@ HostTensor readNpy(const std::string &path, kiln_dtype want) {
   if (fileIsFloat && want != KILN_DTYPE_F32)
     bad(path, "holds floating-point " + kind + " values but the input is " +
                   kiln_dtype_name(want));
+  // Floats only ever become f32 (checked above); integers become any input dtype.
+  auto convertFrom = [&](auto sample) {
+    using From = decltype(sample);
+    if (std::is_floating_point_v<From> || want == KILN_DTYPE_F32)
+      convert<From, float>(src, n, t.bytes, path);
+    else if (want == KILN_DTYPE_I32)
+      convert<From, int32_t>(src, n, t.bytes, path);
+    else
+      convert<From, int64_t>(src, n, t.bytes, path);
+  };
   if (kind == "f4")
-    convert<float, float>(src, n, t.bytes, path);
+    convertFrom(float());
   else if (kind == "f8")
-    convert<double, float>(src, n, t.bytes, path);
-  else if (kind == "i4" && want == KILN_DTYPE_F32)
-    convert<int32_t, float>(src, n, t.bytes, path);
-  else if (kind == "i8" && want == KILN_DTYPE_F32)
-    convert<int64_t, float>(src, n, t.bytes, path);
-  else if (kind == "i4" && want == KILN_DTYPE_I32)
-    convert<int32_t, int32_t>(src, n, t.bytes, path);
-  else if (kind == "i4" && want == KILN_DTYPE_I64)
-    convert<int32_t, int64_t>(src, n, t.bytes, path);
-  else if (kind == "i8" && want == KILN_DTYPE_I32)
-    convert<int64_t, int32_t>(src, n, t.bytes, path);
-  else if (kind == "i8" && want == KILN_DTYPE_I64)
-    convert<int64_t, int64_t>(src, n, t.bytes, path);
+    convertFrom(double());
+  else if (kind == "i4")
+    convertFrom(int32_t());
+  else if (kind == "i8")
+    convertFrom(int64_t());
   else
     bad(path, "unsupported dtype " + descr + " (need f4, f8, i4 or i8)");
   return t;

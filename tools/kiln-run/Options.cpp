@@ -1,125 +1,104 @@
-// Options.cpp - parsing kiln-run's arguments; every mistake is a UsageError with a
-// reason.
-#include "Options.hpp"
+//===- Options.cpp - kiln-run's options for running a model ---------------===//
+//
+// Each option with its type, its range and its help; values are checked while the
+// command line is parsed, before any file is opened.
+//
+//===----------------------------------------------------------------------===//
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
+#include "Options.h"
+
+#include "OptionValidators.h"
+
+#include <functional>
+#include <limits>
 
 namespace kiln::driver {
-
-const char *usage() {
-  return "usage:\n"
-         "  kiln-run MODEL.so [--weights W.safetensors] [--entry NAME]\n"
-         "           [--input NAME=SPEC ...] [--dim NAME=N ...] [--random] [--seed N]\n"
-         "           [--repeat N] [--print summary|full|none] [--save-outputs DIR]\n"
-         "  kiln-run MODEL.so --list\n"
-         "  kiln-run --init-weights OUT.safetensors MODEL.so [--seed N] [--scale S]\n"
-         "\n"
-         "SPEC is a .npy file (float32/float64/int32/int64, C order) or an inline "
-         "literal\n"
-         "SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (\":7\" is a scalar). --random fills every "
-         "input\n"
-         "not given (floats in [-1, 1]; integers within the input's bounds, as --list "
-         "shows\n"
-         "them, or in [0, 10) if it has none), sizing dynamic dimensions from --dim and "
-         "the\n"
-         "given inputs. --repeat N runs N times and reports median and minimum time.\n"
-         "--init-weights writes random weights for the model's parameters (uniform in\n"
-         "[-S, S]; by default S = 1/sqrt(last dim), like PyTorch's Linear init).\n";
-}
-
 namespace {
 
-int64_t parseInt(const std::string &text, const std::string &what) {
-  char *end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || *end || errno)
-    throw UsageError{what + ": '" + text + "' is not an integer"};
-  return v;
-}
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
-std::pair<std::string, std::string> splitAssign(const std::string &arg,
-                                                const char *flag) {
-  size_t eq = arg.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw UsageError{std::string(flag) + " expects NAME=VALUE, got '" + arg + "'"};
-  return {arg.substr(0, eq), arg.substr(eq + 1)};
+const char *kFooter = R"(
+SPEC is a .npy file (float32/float64/int32/int64, C order) or an inline literal
+SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (":7" is a scalar). --random fills every input not
+given (floats in [-1, 1]; integers within the input's bounds, as --list shows them, or in
+[0, 10) if it has none), sizing dynamic dimensions from --dim and the given inputs.
+--init-weights writes random weights for the model's parameters (uniform in [-S, S]; by
+default S = 1/sqrt(last dim), like PyTorch's Linear init).
+
+  kiln-run MODEL.so --list
+  kiln-run --init-weights OUT.safetensors MODEL.so [--seed N] [--scale S]
+  kiln-run MODEL.so --weights W.safetensors --entry NAME --input NAME=SPEC ...
+  kiln-run translate --help
+
+Exit status: 0 on success, 1 when the run fails, 2 for a usage error.)";
+
+/// A NAME=VALUE option that may be given any number of times, one value each.
+void addAssignments(CLI::App &app, const std::string &name, const std::string &valueName,
+                    CLI::Validator value,
+                    std::function<void(const std::string &, const std::string &)> add,
+                    const std::string &help) {
+  auto callback = [add](const std::vector<std::string> &values) {
+    for (const std::string &v : values) {
+      size_t eq = v.find('='); // there is one: assignment() has checked
+      add(v.substr(0, eq), v.substr(eq + 1));
+    }
+  };
+  app.add_option_function<std::vector<std::string>>(name, callback, help)
+      ->transform(assignment(valueName, std::move(value)))
+      ->type_name("NAME=" + valueName)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(false);
 }
 
 } // namespace
 
-Options parseOptions(int argc, char **argv) {
-  Options o;
-  std::vector<std::string> positional;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc)
-        throw UsageError{arg + " needs a value"};
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      o.help = true;
-    } else if (arg == "--weights") {
-      o.weights = value();
-    } else if (arg == "--entry") {
-      o.entry = value();
-    } else if (arg == "--input") {
-      o.inputs.push_back(splitAssign(value(), "--input"));
-    } else if (arg == "--dim") {
-      auto [name, n] = splitAssign(value(), "--dim");
-      int64_t size = parseInt(n, "--dim " + name);
-      if (size < 0)
-        throw UsageError{"--dim " + name + ": size must be non-negative"};
-      o.dims.emplace_back(name, size);
-    } else if (arg == "--random") {
-      o.random = true;
-    } else if (arg == "--seed") {
-      o.seed = uint64_t(parseInt(value(), "--seed"));
-    } else if (arg == "--repeat") {
-      int64_t n = parseInt(value(), "--repeat");
-      if (n < 1 || n > 1000000)
-        throw UsageError{"--repeat must be between 1 and 1000000"};
-      o.repeat = int(n);
-    } else if (arg == "--print") {
-      std::string mode = value();
-      if (mode == "summary")
-        o.print = PrintMode::Summary;
-      else if (mode == "full")
-        o.print = PrintMode::Full;
-      else if (mode == "none")
-        o.print = PrintMode::None;
-      else
-        throw UsageError{"--print expects summary, full or none, got '" + mode + "'"};
-    } else if (arg == "--save-outputs") {
-      o.saveOutputs = value();
-    } else if (arg == "--list") {
-      o.list = true;
-    } else if (arg == "--init-weights") {
-      o.initWeights = value();
-    } else if (arg == "--scale") {
-      std::string text = value();
-      char *end = nullptr;
-      o.scale = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end || !(o.scale >= 0))
-        throw UsageError{"--scale: '" + text + "' is not a non-negative number"};
-      o.haveScale = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      throw UsageError{"unknown option '" + arg + "'"};
-    } else {
-      positional.push_back(arg);
-    }
-  }
-  if (o.help)
-    return o;
-  if (positional.size() != 1)
-    throw UsageError{positional.empty()
-                         ? "no model given"
-                         : "expected one model, got '" + positional[1] + "' too"};
-  o.model = positional[0];
-  return o;
+void addRunOptions(CLI::App &app, Options &o) {
+  app.footer(kFooter);
+  app.add_option("MODEL", o.model, "The compiled model (MODEL.so)")->type_name("");
+  app.add_option("--weights", o.weights, "The model's weights (.safetensors)")
+      ->type_name("FILE");
+  app.add_option("--entry", o.entry,
+                 "The entry point to run (default: the model's only one)")
+      ->type_name("NAME");
+  addAssignments(
+      app, "--input", "SPEC", CLI::Validator(),
+      [&o](const std::string &name, const std::string &spec) {
+        o.inputs.emplace_back(name, spec);
+      },
+      "An input: a .npy file or SHAPE:VALUES (repeatable)");
+  addAssignments(
+      app, "--dim", "N", integerIn(0, kInt64Max),
+      [&o](const std::string &name, const std::string &size) {
+        o.dims.emplace_back(name, std::stoll(size));
+      },
+      "The size of a dynamic dimension, for --random (repeatable)");
+  app.add_flag("--random", o.random, "Fill every input not given with random values");
+  app.add_option("--seed", o.seed, "Seed of --random and --init-weights (default 0)")
+      ->transform(integerIn(0, kInt64Max))
+      ->type_name("N");
+  app.add_option("--repeat", o.repeat,
+                 "Run N times and report the median and minimum time (default 1)")
+      ->transform(integerIn(1, 1000000))
+      ->type_name("N");
+  app.add_option_function<std::string>(
+         "--print",
+         [&o](const std::string &mode) {
+           o.print = mode == "full"   ? PrintMode::Full
+                     : mode == "none" ? PrintMode::None
+                                      : PrintMode::Summary;
+         },
+         "How to show the outputs: summary (default), full or none")
+      ->check(CLI::IsMember({"summary", "full", "none"}))
+      ->type_name("MODE");
+  app.add_option("--save-outputs", o.saveOutputs, "Write each output to DIR/NAME.npy")
+      ->type_name("DIR");
+  app.add_flag("--list", o.list, "List the entries, inputs, outputs and parameters");
+  app.add_option("--init-weights", o.initWeights,
+                 "Write random weights for the model's parameters to OUT")
+      ->type_name("OUT");
+  app.add_option("--scale", o.scale, "--init-weights: uniform in [-S, S]")
+      ->check(finiteAtLeast(0))
+      ->type_name("S");
 }
 
 } // namespace kiln::driver

@@ -1,7 +1,12 @@
-// Print.cpp - text rendering of model listings and output tensors.
-#include "Print.hpp"
+//===- Print.cpp - Showing models and outputs -----------------------------===//
+//
+// Text rendering of model listings and output tensors.
+//
+//===----------------------------------------------------------------------===//
 
-#include "HostTensor.hpp"
+#include "Print.h"
+
+#include "HostTensor.h"
 
 #include <cmath>
 #include <string>

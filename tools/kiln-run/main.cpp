@@ -1,185 +1,66 @@
-// main.cpp - kiln-run: the command-line driver for compiled Kiln models.
-#include "HostTensor.hpp"
-#include "Inputs.hpp"
-#include "Npy.hpp"
-#include "Options.hpp"
-#include "Print.hpp"
-#include "Random.hpp"
-#include "Translate.hpp"
+//===- main.cpp - kiln-run, the driver for compiled Kiln models -----------===//
+//
+// The command line (CLI11) and how failures end the process: 2 for a usage error, 1 for a
+// run that failed, each with a message on stderr that names the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "DriverError.h"
+#include "Options.h"
+#include "Translate.h"
 
 #include "kiln/runtime.hpp"
 
-#include <algorithm>
-#include <cctype>
-#include <chrono>
-#include <cmath>
+#include <CLI/CLI.hpp>
+
 #include <cstdio>
-#include <set>
-#include <sys/stat.h>
 
 using namespace kiln::driver;
 
 namespace {
 
-std::string resolveEntry(const kiln::Model &model, const std::string &requested) {
-  std::vector<std::string> entries = model.entries();
-  if (!requested.empty()) {
-    size_t index;
-    kiln::check(kiln_model_find_entry(model.get(), requested.c_str(), &index));
-    return requested;
-  }
-  if (entries.size() == 1)
-    return entries[0];
-  std::string names;
-  for (const std::string &e : entries)
-    names += (names.empty() ? "" : ", ") + e;
-  throw DriverError("model '" + model.name() + "' has " + std::to_string(entries.size()) +
-                    " entries (" + names + "); choose one with --entry");
-}
-
-void checkDims(const kiln::Model &model, const std::string &entry,
-               const Options &options) {
-  size_t e;
-  kiln::check(kiln_model_find_entry(model.get(), entry.c_str(), &e));
-  size_t n = kiln_model_dim_count(model.get(), e);
-  for (const auto &[name, value] : options.dims) {
-    bool known = false;
-    std::string all;
-    for (size_t d = 0; d < n; ++d) {
-      known = known || name == kiln_model_dim_name(model.get(), e, d);
-      all += std::string(d ? ", " : "") + kiln_model_dim_name(model.get(), e, d);
-    }
-    if (!known)
-      throw DriverError("--dim " + name + ": entry '" + entry + "' has no dimension '" +
-                        name + "' (" + (all.empty() ? "it has none" : "it has " + all) +
-                        ")");
-  }
-}
-
-int initWeights(const Options &options) {
-  kiln::Model model = kiln::Model::open(options.model);
-  std::vector<kiln::TensorInfo> params = model.parameters();
-  std::vector<HostTensor> data(params.size());
-  std::vector<kiln::TensorArg> tensors;
-  Random rng(options.seed);
-  int64_t values = 0;
-  for (size_t i = 0; i < params.size(); ++i) {
-    HostTensor &t = data[i];
-    t.dtype = params[i].dtype;
-    t.shape = params[i].shape;
-    t.bytes.resize(size_t(t.count()) * kiln_dtype_size(t.dtype));
-    // Uniform(-1/sqrt(fan_in), 1/sqrt(fan_in)) keeps activations O(1) through deep
-    // stacks.
-    int64_t fanIn = t.shape.empty() ? 1 : std::max<int64_t>(t.shape.back(), 1);
-    float scale =
-        options.haveScale ? float(options.scale) : float(1.0 / std::sqrt(double(fanIn)));
-    for (int64_t k = 0; k < t.count(); ++k) {
-      if (t.dtype == KILN_DTYPE_F32)
-        reinterpret_cast<float *>(t.bytes.data())[k] = rng.uniform(-scale, scale);
-      else if (t.dtype == KILN_DTYPE_I32)
-        reinterpret_cast<int32_t *>(t.bytes.data())[k] = int32_t(rng.integer(0, 10));
-      else
-        reinterpret_cast<int64_t *>(t.bytes.data())[k] = rng.integer(0, 10);
-    }
-    values += t.count();
-    tensors.push_back({params[i].name, t.dtype, t.shape, t.bytes.data()});
-  }
-  kiln::writeSafetensors(options.initWeights, tensors);
-  std::printf("wrote %zu parameters (%lld values) of model '%s' to %s\n", params.size(),
-              static_cast<long long>(values), model.name().c_str(),
-              options.initWeights.c_str());
-  return 0;
-}
-
-int run(const Options &options) {
-  kiln::Model model = kiln::Model::open(options.model);
-  if (options.list) {
-    printModel(stdout, model);
-    return 0;
-  }
-  kiln::Weights weights;
-  if (!options.weights.empty())
-    weights = kiln::Weights::open(model, options.weights);
-  else if (kiln_model_parameter_count(model.get()) > 0)
-    throw DriverError("model '" + model.name() + "' has " +
-                      std::to_string(kiln_model_parameter_count(model.get())) +
-                      " parameters: pass --weights FILE (kiln-run --init-weights OUT " +
-                      options.model + " makes random ones)");
-  kiln::Session session(model, weights);
-  std::string entry = resolveEntry(model, options.entry);
-
-  checkDims(model, entry, options);
-  std::vector<HostTensor> host = buildInputs(model, entry, options);
-  std::vector<kiln::TensorInfo> infos = model.inputs(entry);
-  std::vector<kiln::TensorArg> inputs;
-  for (size_t k = 0; k < infos.size(); ++k)
-    inputs.push_back({infos[k].name, host[k].dtype, host[k].shape, host[k].bytes.data()});
-
-  std::vector<double> times;
-  for (int r = 0; r < options.repeat; ++r) {
-    auto start = std::chrono::steady_clock::now();
-    session.run(entry, inputs);
-    auto end = std::chrono::steady_clock::now();
-    times.push_back(std::chrono::duration<double, std::milli>(end - start).count());
-  }
-
-  // The dims this run bound, e.g. "B=2, S=7", read off the inputs' bare-name dims.
-  std::string bound;
-  std::set<std::string> seen;
-  for (size_t k = 0; k < infos.size(); ++k)
-    for (size_t d = 0; d < infos[k].dims.size(); ++d) {
-      const std::string &name = infos[k].dims[d];
-      bool isName = !name.empty() &&
-                    (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
-      for (char c : name)
-        isName = isName && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-      if (isName && seen.insert(name).second)
-        bound +=
-            (bound.empty() ? "" : ", ") + name + "=" + std::to_string(host[k].shape[d]);
-    }
-  std::printf("model %s, entry %s%s\n", model.name().c_str(), entry.c_str(),
-              bound.empty() ? "" : (" (" + bound + ")").c_str());
-  for (size_t i = 0; i < session.outputCount(); ++i) {
-    kiln::OutputView out = session.outputAt(i);
-    printOutput(stdout, out, options.print);
-    if (!options.saveOutputs.empty()) {
-      ::mkdir(options.saveOutputs.c_str(), 0777);
-      kiln_tensor raw{out.name.c_str(), out.dtype, int32_t(out.shape.size()),
-                      out.shape.data(), out.data};
-      writeNpy(options.saveOutputs + "/" + out.name + ".npy", raw);
-    }
-  }
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  double median = sorted.size() % 2
-                      ? sorted[sorted.size() / 2]
-                      : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("time: median %.3f ms, min %.3f ms over %d run%s\n", median, sorted.front(),
-              options.repeat, options.repeat == 1 ? "" : "s");
-  return 0;
-}
+constexpr int kRunFailed = 1;
+constexpr int kUsageError = 2;
 
 } // namespace
 
 int main(int argc, char **argv) {
-  // A mode of its own, with its own options: text in, text out (kiln_generate).
-  if (argc > 1 && std::string(argv[1]) == "translate")
-    return translateMain(argc - 1, argv + 1);
+  CLI::App app("kiln-run: lists, runs and tries out compiled Kiln models.", "kiln-run");
+  // A repeated option keeps its last value, as getopt-style tools do.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  Options options;
+  addRunOptions(app, options);
+  TranslateOptions translateOptions;
+  CLI::App *translateCommand = addTranslateCommand(app, translateOptions);
+
+  // Messages start with the command they concern: "kiln-run translate: error: ...".
+  auto command = [&] {
+    return translateCommand->parsed() ? "kiln-run translate" : "kiln-run";
+  };
   try {
-    Options options = parseOptions(argc, argv);
-    if (options.help) {
-      std::fputs(usage(), stdout);
-      return 0;
-    }
-    return options.initWeights.empty() ? run(options) : initWeights(options);
-  } catch (const UsageError &e) {
-    std::fprintf(stderr, "kiln-run: error: %s\n\n%s", e.message.c_str(), usage());
+    app.parse(argc, argv);
+    if (translateCommand->parsed())
+      translate(translateOptions);
+    else if (options.model.empty())
+      throw CLI::RequiredError("MODEL");
+    else if (!options.initWeights.empty())
+      initWeights(options);
+    else
+      runModel(options);
+    return 0;
+  } catch (const CLI::Success &e) { // --help
+    return app.exit(e);
+  } catch (const CLI::ParseError &e) {
+    std::fprintf(stderr, "%s: error: %s\nRun '%s --help' for the options.\n", command(),
+                 e.what(), command());
+    return kUsageError;
   } catch (const kiln::Error &e) {
-    std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: %s\n", command(), e.what());
   } catch (const DriverError &e) {
-    std::fprintf(stderr, "kiln-run: error: %s\n", e.what());
+    std::fprintf(stderr, "%s: error: %s\n", command(), e.what());
   } catch (const std::exception &e) {
-    std::fprintf(stderr, "kiln-run: internal error: %s\n", e.what());
+    std::fprintf(stderr, "%s: internal error: %s\n", command(), e.what());
   }
-  return 1;
+  return kRunFailed;
 }

@@ -1,18 +1,24 @@
-// kiln/generate.h - text generation on top of the runtime: a vocabulary/tokenizer, a
-// step-decoder interface, and greedy and beam search over a batch of sources.
+//===- kiln/generate.h - Text generation over the runtime -------*- C++ -*-===//
+//
+// A vocabulary/tokenizer, a step-decoder interface, and greedy and beam search over a
+// batch of sources, on top of the runtime (libkiln_generate).
 //
 // Errors are kiln::Error (see runtime.hpp), code KILN_STATUS_INVALID_ARGUMENT for bad
-// text or options, KILN_STATUS_NOT_FOUND / IO_ERROR for files.
+// text, options or config values, KILN_STATUS_NOT_FOUND / IO_ERROR for files.
 //
-//   kiln::Vocabulary vocab =
-//   kiln::Vocabulary::fromConfig("models/translator/config.json"); kiln::Model model =
-//   kiln::Model::open("translator.so"); kiln::Weights weights =
-//   kiln::Weights::open(model, "translator.safetensors"); kiln::KVCacheDecoder
-//   decoder(model, weights); kiln::GenerateOptions opt =
-//   kiln::GenerateOptions::forVocabulary(vocab); opt.search =
-//   kiln::GenerateOptions::Search::Beam; opt.beamSize = 4; opt.alpha = 0.6; auto results
-//   = kiln::generate(decoder, {vocab.encodeSource("4096")}, opt); std::string words =
-//   vocab.decodeTarget(results[0].best.tokens);
+//   auto vocab = kiln::Vocabulary::fromConfig("models/translator/config.json");
+//   kiln::Model model = kiln::Model::open("translator.so");
+//   kiln::Weights weights = kiln::Weights::open(model, "translator.safetensors");
+//   kiln::KVCacheDecoder decoder(model, weights);
+//   kiln::GenerateOptions opt = kiln::GenerateOptions::forVocabulary(vocab);
+//   opt.search = kiln::GenerateOptions::Search::Beam;
+//   opt.beamSize = 4;
+//   opt.alpha = 0.6;
+//   auto results = kiln::generate(decoder, {vocab.encodeSource("4096")}, opt);
+//   std::string words = vocab.decodeTarget(results[0].best.tokens);
+//
+//===----------------------------------------------------------------------===//
+
 #ifndef KILN_GENERATE_H
 #define KILN_GENERATE_H
 
@@ -41,8 +47,12 @@ class Vocabulary {
 public:
   Vocabulary(std::vector<std::string> tokens, VocabularyOptions options = {});
   static Vocabulary load(const std::string &vocabPath, VocabularyOptions options = {});
-  // Reads config.json (pad/bos/eos/unk ids, max_source_len, max_target_len, vocab_file,
-  // resolved relative to the config's directory) and loads the vocabulary it names.
+  // Reads config.json and loads the vocabulary it names. Required: the integers
+  // pad_id, bos_id, eos_id, unk_id (ids in the vocabulary). Optional: max_source_len
+  // (default 0, no limit), max_target_len (default 0, unknown), vocab_file (default
+  // "vocab.txt", relative to the config's directory) and vocab_size (checked against
+  // the file when present). A missing required key, a value of the wrong type or out of
+  // range is an error naming the file and the key.
   static Vocabulary fromConfig(const std::string &configPath);
 
   // Text -> source ids. Leading/trailing whitespace is dropped (as tokenizer.py does).

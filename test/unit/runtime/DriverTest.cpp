@@ -1,58 +1,18 @@
 // DriverTest.cpp - kiln-run as a user runs it: .npy and inline inputs, saved outputs
-// checked against a reference computed here, --init-weights, and clean failures (exit 1,
-// a message, never a crash).
+// checked against a reference computed here, --init-weights, and clean failures of a run
+// (exit 1, a message, never a crash). Usage errors are DriverOptionsTest.cpp.
+#include "KilnRunTool.h"
 #include "TestUtil.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstring>
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-
-extern char **environ;
 
 using namespace kiln::test;
 
 namespace {
-
-struct ToolRun {
-  int exitCode = -1;
-  bool crashed = false;
-  std::string out, err;
-};
-
-ToolRun kilnRun(const std::vector<std::string> &args) {
-  std::string outPath = tempPath("stdout"), errPath = tempPath("stderr");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, outPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, errPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<char *> argv{const_cast<char *>(KILN_RUN)};
-  for (const std::string &a : args)
-    argv.push_back(const_cast<char *>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid;
-  ToolRun run;
-  if (posix_spawn(&pid, KILN_RUN, &actions, nullptr, argv.data(), environ) != 0) {
-    ADD_FAILURE() << "cannot spawn " << KILN_RUN;
-    return run;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  run.crashed = WIFSIGNALED(status);
-  run.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  run.out = readFile(outPath);
-  run.err = readFile(errPath);
-  std::remove(outPath.c_str());
-  std::remove(errPath.c_str());
-  return run;
-}
 
 template <typename T>
 void writeNpy(const std::string &path, const char *descr,
@@ -216,40 +176,36 @@ TEST_F(DriverFixture, ListShowsEntriesAndParameters) {
 }
 
 TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
-  expectCleanFailure(kilnRun({"/no/such/model.so", "--list"}), "/no/such/model.so");
-  expectCleanFailure(kilnRun({NOT_KILN_SO, "--list"}), "is not a Kiln model");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--entry", "forward", "--random"}),
-                     "pass --weights FILE");
-  expectCleanFailure(
-      kilnRun({FAKE_MODEL, "--weights", weights.path, "--random"}),
-      "has 4 entries (forward, widen, broken, encode); choose one with --entry");
-  expectCleanFailure(
-      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
-               "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"}),
-      "--input x: shape [1, 2, 4] needs 8 values, got 7");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
-                              "--input", "q=1:1"}),
-                     "entry 'forward' has no input 'q'; its inputs are 'x', 'y'");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
-                              "--random", "--dim", "Q=3"}),
-                     "--dim Q: entry 'forward' has no dimension 'Q' (it has B, S)");
-  expectCleanFailure(
-      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--input",
-               "x=1x1x4:1,2,3,4", "--input", "y=2x1x4:1,2,3,4,5,6,7,8"}),
-      "dimension 'B' is 1 in input 'x'");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "broken",
-                              "--input", "x=3:0.5,1.5,2.5"}),
-                     "fake_fail: refusing to process x of 3 elements");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", "/no/weights.safetensors"}),
-                     "weights file '/no/weights.safetensors'");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--bogus"}), "unknown option '--bogus'");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--input", "x"}), "--input expects NAME=VALUE");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
-                              "--input", "pos=1x2:1.5,2", "--input", "tok=1x1:1"}),
-                     "value 0 '1.5' is not an integer (the input is i32)");
-  expectCleanFailure(kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
-                              "--input", "pos=/no/pos.npy", "--input", "tok=1x1:1"}),
-                     "'/no/pos.npy': cannot open");
+  const std::string &w = weights.path;
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"/no/such/model.so", "--list"}, "/no/such/model.so"},
+      {{NOT_KILN_SO, "--list"}, "is not a Kiln model"},
+      {{FAKE_MODEL, "--entry", "forward", "--random"}, "pass --weights FILE"},
+      {{FAKE_MODEL, "--weights", w, "--random"},
+       "has 4 entries (forward, widen, broken, encode); choose one with --entry"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "forward", "--input",
+        "x=1x2x4:1,2,3,4,5,6,7", "--input", "y=1x2x4:1"},
+       "--input x: shape [1, 2, 4] needs 8 values, got 7"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "forward", "--input", "q=1:1"},
+       "entry 'forward' has no input 'q'; its inputs are 'x', 'y'"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "forward", "--random", "--dim", "Q=3"},
+       "--dim Q: entry 'forward' has no dimension 'Q' (it has B, S)"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "forward", "--input", "x=1x1x4:1,2,3,4",
+        "--input", "y=2x1x4:1,2,3,4,5,6,7,8"},
+       "dimension 'B' is 1 in input 'x'"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "broken", "--input", "x=3:0.5,1.5,2.5"},
+       "fake_fail: refusing to process x of 3 elements"},
+      {{FAKE_MODEL, "--weights", "/no/weights.safetensors"},
+       "weights file '/no/weights.safetensors'"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "widen", "--input", "pos=1x2:1.5,2",
+        "--input", "tok=1x1:1"},
+       "value 0 '1.5' is not an integer (the input is i32)"},
+      {{FAKE_MODEL, "--weights", w, "--entry", "widen", "--input", "pos=/no/pos.npy",
+        "--input", "tok=1x1:1"},
+       "'/no/pos.npy': cannot open"},
+  };
+  for (const auto &[args, text] : cases)
+    expectCleanFailure(kilnRun(args), text);
 }
 
 TEST_F(DriverFixture, ListShowsInputBounds) {
@@ -312,16 +268,15 @@ TEST_F(DriverFixture, RandomCannotSatisfyEmptyBounds) {
 }
 
 TEST_F(DriverFixture, OutOfBoundsInputIsACleanError) {
-  expectCleanFailure(
-      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--input",
-               "src_ids=2x2:1,2,3,99", "--input", "src_lengths=2:2,2", "--input",
-               "start=2:0,0"}),
-      "entry 'encode': input 'src_ids' element [1, 1] is 99, outside its bounds "
-      "[0, 49]");
-  expectCleanFailure(
-      kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--input",
-               "src_ids=2x2:1,2,3,4", "--input", "src_lengths=2:2,3", "--input",
-               "start=2:0,0"}),
-      "entry 'encode': input 'src_lengths' element [1] is 3, outside its bounds "
-      "[1, S] = [1, 2]");
+  auto encode = [&](const std::string &ids, const std::string &lengths) {
+    return kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "encode", "--input",
+                    "src_ids=2x2:" + ids, "--input", "src_lengths=2:" + lengths,
+                    "--input", "start=2:0,0"});
+  };
+  expectCleanFailure(encode("1,2,3,99", "2,2"),
+                     "entry 'encode': input 'src_ids' element [1, 1] is 99, outside its "
+                     "bounds [0, 49]");
+  expectCleanFailure(encode("1,2,3,4", "2,3"),
+                     "entry 'encode': input 'src_lengths' element [1] is 3, outside its "
+                     "bounds [1, S] = [1, 2]");
 }

@@ -1,8 +1,14 @@
-// Inputs.hpp - turning --input specs, --dim and --random into the tensors a run takes.
-#pragma once
+//===- Inputs.h - The tensors a run takes -----------------------*- C++ -*-===//
+//
+// Turning --input specs, --dim and --random into the tensors an entry takes.
+//
+//===----------------------------------------------------------------------===//
 
-#include "HostTensor.hpp"
-#include "Options.hpp"
+#ifndef KILN_TOOLS_KILN_RUN_INPUTS_H
+#define KILN_TOOLS_KILN_RUN_INPUTS_H
+
+#include "HostTensor.h"
+#include "Options.h"
 
 #include "kiln/runtime.hpp"
 
@@ -21,3 +27,5 @@ std::vector<HostTensor> buildInputs(const kiln::Model &model, const std::string 
                                     const Options &options);
 
 } // namespace kiln::driver
+
+#endif // KILN_TOOLS_KILN_RUN_INPUTS_H

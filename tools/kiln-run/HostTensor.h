@@ -1,19 +1,19 @@
-// HostTensor.hpp - a tensor kiln-run owns: inputs it read or generated, outputs it saves.
-#pragma once
+//===- HostTensor.h - A tensor kiln-run owns --------------------*- C++ -*-===//
+//
+// The inputs kiln-run read or generated and the outputs it saves, as plain bytes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TOOLS_KILN_RUN_HOSTTENSOR_H
+#define KILN_TOOLS_KILN_RUN_HOSTTENSOR_H
 
 #include "kiln/runtime.h"
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace kiln::driver {
-
-// kiln-run's own failures (bad files, bad specs); main prints them and exits 1.
-struct DriverError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 struct HostTensor {
   kiln_dtype dtype = KILN_DTYPE_F32;
@@ -33,3 +33,5 @@ struct HostTensor {
 std::string formatShape(const std::vector<int64_t> &shape);
 
 } // namespace kiln::driver
+
+#endif // KILN_TOOLS_KILN_RUN_HOSTTENSOR_H

@@ -1,7 +1,13 @@
-// Npy.hpp - reading and writing NumPy .npy files (little-endian, C order).
-#pragma once
+//===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
+//
+// Reading and writing NumPy .npy files (little-endian, C order).
+//
+//===----------------------------------------------------------------------===//
 
-#include "HostTensor.hpp"
+#ifndef KILN_TOOLS_KILN_RUN_NPY_H
+#define KILN_TOOLS_KILN_RUN_NPY_H
+
+#include "HostTensor.h"
 
 #include <string>
 
@@ -14,3 +20,5 @@ HostTensor readNpy(const std::string &path, kiln_dtype want);
 void writeNpy(const std::string &path, const kiln_tensor &tensor);
 
 } // namespace kiln::driver
+
+#endif // KILN_TOOLS_KILN_RUN_NPY_H

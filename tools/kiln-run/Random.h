@@ -1,6 +1,12 @@
-// Random.hpp - a seeded generator whose sequence is the same on every platform (unlike
+//===- Random.h - Reproducible random numbers -------------------*- C++ -*-===//
+//
+// A seeded generator whose sequence is the same on every platform (unlike
 // std::uniform_real_distribution), so --seed reproduces inputs and weights anywhere.
-#pragma once
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TOOLS_KILN_RUN_RANDOM_H
+#define KILN_TOOLS_KILN_RUN_RANDOM_H
 
 #include <cstdint>
 
@@ -35,3 +41,5 @@ private:
 };
 
 } // namespace kiln::driver
+
+#endif // KILN_TOOLS_KILN_RUN_RANDOM_H
