@@ -17,28 +17,30 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <type_traits>
 
 namespace kiln::reference::test {
 
-/// Uniform values in [lo, hi), reproducible from `seed`.
-inline std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -2.0f,
-                                       float hi = 2.0f) {
+/// Uniform values in [lo, hi) (integers: [lo, hi]), reproducible from `seed`.
+template <typename T> std::vector<T> randomValues(size_t n, unsigned seed, T lo, T hi) {
+  using Distribution =
+      std::conditional_t<std::is_integral_v<T>, std::uniform_int_distribution<T>,
+                         std::uniform_real_distribution<T>>;
   std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> values(n);
-  for (float &v : values)
+  Distribution dist(lo, hi);
+  std::vector<T> values(n);
+  for (T &v : values)
     v = dist(rng);
   return values;
 }
 
-/// Uniform integers in [lo, hi], reproducible from `seed`.
+inline std::vector<float> randomFloats(size_t n, unsigned seed, float lo = -2.0f,
+                                       float hi = 2.0f) {
+  return randomValues<float>(n, seed, lo, hi);
+}
+
 inline std::vector<int32_t> randomInts(size_t n, unsigned seed, int32_t lo, int32_t hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> dist(lo, hi);
-  std::vector<int32_t> values(n);
-  for (int32_t &v : values)
-    v = dist(rng);
-  return values;
+  return randomValues<int32_t>(n, seed, lo, hi);
 }
 
 /// Parses kiln MLIR text and runs its entry points.
