@@ -8,18 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
-using Halide::Var;
 
 namespace {
 
@@ -32,6 +27,19 @@ void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extent
   for (size_t d = 0; d < extents.size(); ++d)
     source.push_back(input.dim(static_cast<int>(d)).extent());
   tieOutputExtents(out, extents, source);
+}
+
+/// Starts a reduction of `input` along its tensor axis `axis`: the kernel's Vars,
+/// extents, Halide axis and the reduction over it. Returns the input.
+ImageParam beginRowReduction(RowReductionKernel &kernel, Value input, int64_t axis) {
+  ImageParam param = makeInput(input, "input");
+  RankedTensorType type = tensorType(input);
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  kernel.axis = halideDim(rank, axis);
+  kernel.r = RDom(0, extentOf(param, kernel.extents, kernel.axis), "r");
+  return param;
 }
 
 /// The row statistics softmax and log_softmax share.
@@ -63,19 +71,10 @@ RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
   return {xr, max, rowInvalid, safeMax};
 }
 
-} // namespace
-
-LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
-                                                 const Halide::Target &target) {
+KernelAlgorithm lowerSoftmax(SoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
+  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
 
   RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
   Expr rowInvalid = rowMax.rowInvalid;
@@ -97,24 +96,16 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
       Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleSoftmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  return {{input}, {kernel}};
 }
 
 /// x - max - log(sum(exp(x - max))) in three passes over the row: the max (with a flag
 /// for a NaN or +inf in the row, the two values that make the interpreter's row NaN),
 /// the sum, the result. exp runs in the sum only, so it is not staged as in softmax.
-LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
-                                                    const Halide::Target &target) {
+KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
+  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
 
   RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
   Expr xr = rowMax.xr;
@@ -140,26 +131,20 @@ LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
       rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleSoftmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  return {{input}, {kernel}};
 }
 
-LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
-                                                   const Halide::Target &target) {
+KernelAlgorithm lowerLayerNorm(LayerNormOp op) {
   LayerNormKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
+  ImageParam input =
+      beginRowReduction(kernel, op.input(), tensorType(op.input()).getRank() - 1);
   ImageParam gamma = makeInput(op.gamma(), "gamma"), beta = makeInput(op.beta(), "beta");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
   Expr features = extentOf(input, kernel.extents, 0);
   if (!isStatic(kernel.extents[0])) {
     gamma.dim(0).set_extent(features);
     beta.dim(0).set_extent(features);
   }
   std::vector<Var> rows = withoutAxis(kernel.vars, 0);
-  kernel.r = Halide::RDom(0, features, "r");
   Expr count = Halide::cast<float>(features);
 
   // Two passes over the row, both relative to its first element: the deviations
@@ -185,8 +170,7 @@ LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
       deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature);
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleLayerNormCpu(kernel, target);
-  return {{input, gamma, beta}, kernel.output};
+  return {{input, gamma, beta}, {kernel}};
 }
 
 /// The first index of the row's maximum, or of its first NaN, in two vectorisable
@@ -197,18 +181,12 @@ LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
 /// its lanes, each holding every 16th element, would have to be merged by index
 /// to keep the first of equal maxima. When a NaN is present the max may be anything
 /// (fast-math max drops NaNs in either operand order), but then a NaN's key wins.
-LoweredKernel kiln::halide_backend::lowerArgmax(ArgmaxOp op,
-                                                const Halide::Target &target) {
+KernelAlgorithm lowerArgmax(ArgmaxOp op) {
   ArgmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
+  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
+  int rank = static_cast<int>(kernel.vars.size());
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   Expr length = extentOf(input, kernel.extents, kernel.axis);
-  kernel.r = Halide::RDom(0, length, "r");
   Expr j = kernel.r.x;
   Expr x = input(withAxis(kernel.vars, kernel.axis, j));
 
@@ -238,6 +216,16 @@ LoweredKernel kiln::halide_backend::lowerArgmax(ArgmaxOp op,
     if (d != kernel.axis)
       source.push_back(input.dim(d).extent());
   tieOutputExtents(kernel.output, outExtents, source);
-  scheduleArgmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  return {{input}, {kernel}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateNormalizationLowerings(LoweringTable &table) {
+  table.add<SoftmaxOp>(lowerSoftmax, printAxis);
+  table.add<LogSoftmaxOp>(lowerLogSoftmax, printAxis);
+  table.add<LayerNormOp>(lowerLayerNorm, [](LayerNormOp op, llvm::raw_ostream &os) {
+    os << "{epsilon=" << op.epsilonAttr() << "}";
+  });
+  table.add<ArgmaxOp>(lowerArgmax, printAxis);
 }
