@@ -42,19 +42,22 @@ ImageParam beginRowReduction(RowReductionKernel &kernel, Value input, int64_t ax
   return param;
 }
 
-/// The row statistics softmax and log_softmax share.
-struct RowMax {
-  Expr xr;         // the input at the reduction's position along the axis
-  Expr max;        // the row's max (-inf for a fully masked row)
-  Expr rowInvalid; // whether the row holds a NaN or +inf
-  Expr safeMax;    // the max to subtract: 0 for a fully masked row
+/// What softmax and log_softmax share: the input and the row statistics.
+struct SoftmaxRows {
+  ImageParam input;
+  std::vector<Var> rows; // the Vars of a row statistic
+  Expr xr;               // the input at the reduction's position along the axis
+  Expr rowInvalid;       // whether the row holds a NaN or +inf
+  Expr safeMax;          // the max to subtract: 0 for a fully masked row
 };
 
-/// The max and a flag for a NaN or +inf in the row in one reduction (a Tuple): one pass
-/// over the row. Such a row is NaN, as in the interpreter and PyTorch, rather than
-/// renormalised around the bad value. Defines `kernel.max` over `rows`.
-RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
-                             const std::vector<Var> &rows) {
+/// Starts a softmax of `value` along its tensor axis `axis` with the max and a flag for
+/// a NaN or +inf in the row in one reduction (a Tuple): one pass over the row. Such a
+/// row is NaN, as in the interpreter and PyTorch, rather than renormalised around the
+/// bad value. Defines `kernel.max`.
+SoftmaxRows beginSoftmax(SoftmaxKernel &kernel, Value value, int64_t axis) {
+  ImageParam input = beginRowReduction(kernel, value, axis);
+  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
   Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
   kernel.max = Func("row_max");
@@ -68,22 +71,18 @@ RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
   Expr max = kernel.max(rows)[0];
   Expr rowInvalid = kernel.max(rows)[1] != 0;
   Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
-  return {xr, max, rowInvalid, safeMax};
+  return {input, rows, xr, rowInvalid, safeMax};
 }
 
 KernelAlgorithm lowerSoftmax(SoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
-  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-
-  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
-  Expr rowInvalid = rowMax.rowInvalid;
-  Expr safeMax = rowMax.safeMax;
+  SoftmaxRows s = beginSoftmax(kernel, op.input(), op.axis());
+  const std::vector<Var> &rows = s.rows;
   // Masked elements are selected to 0 rather than trusted to exp(-inf).
-  Expr x = input(kernel.vars);
+  Expr x = s.input(kernel.vars);
   kernel.exp = Func("row_exp");
   kernel.exp(kernel.vars) =
-      Halide::select(Halide::strict_float(x == -kInf), 0.0f, Halide::exp(x - safeMax));
+      Halide::select(Halide::strict_float(x == -kInf), 0.0f, Halide::exp(x - s.safeMax));
   kernel.sum = Func("row_sum");
   kernel.sum(rows) = 0.0f;
   kernel.sum(rows) += kernel.exp(withAxis(kernel.vars, kernel.axis, kernel.r.x));
@@ -92,11 +91,11 @@ KernelAlgorithm lowerSoftmax(SoftmaxOp op) {
   kernel.output = Func("result");
   // NaN is written as bits: fast-math may fold a NaN constant through the select.
   kernel.output(kernel.vars) = floatBits(Halide::select(
-      rowInvalid, kNaNBits,
+      s.rowInvalid, kNaNBits,
       Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
 
-  sameExtentsAsInput(kernel.output, input, kernel.extents);
-  return {{input}, {kernel}};
+  sameExtentsAsInput(kernel.output, s.input, kernel.extents);
+  return {{s.input}, {kernel}};
 }
 
 /// x - max - log(sum(exp(x - max))) in three passes over the row: the max (with a flag
@@ -104,14 +103,10 @@ KernelAlgorithm lowerSoftmax(SoftmaxOp op) {
 /// the sum, the result. exp runs in the sum only, so it is not staged as in softmax.
 KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
-  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-
-  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
-  Expr xr = rowMax.xr;
-  Expr rowInvalid = rowMax.rowInvalid;
+  SoftmaxRows s = beginSoftmax(kernel, op.input(), op.axis());
+  const std::vector<Var> &rows = s.rows;
+  Expr xr = s.xr, safeMax = s.safeMax;
   // As in softmax: a fully masked row subtracts 0, masked elements add 0.
-  Expr safeMax = rowMax.safeMax;
   kernel.sum = Func("row_sum");
   kernel.sum(rows) = 0.0f;
   // The subtraction is strict for the reason given at `value` below.
@@ -120,7 +115,7 @@ KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   // sum >= 1 (the max contributes exp(0)) unless every element is -inf, and then every
   // element takes the -inf branch: log(0) is computed but never selected.
   Expr logSum = Halide::log(kernel.sum(rows));
-  Expr x = input(kernel.vars);
+  Expr x = s.input(kernel.vars);
   // strict_float: with fast-math flags the subtraction would be assumed never to meet
   // an infinity, and LLVM then drops the -inf branch below (measured: masked rows came
   // out NaN); it also keeps the two subtractions in the interpreter's order.
@@ -128,10 +123,10 @@ KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
       Halide::reinterpret(Halide::Int(32), Halide::strict_float((x - safeMax) - logSum));
   kernel.output = Func("result");
   kernel.output(kernel.vars) = floatBits(Halide::select(
-      rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
+      s.rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
 
-  sameExtentsAsInput(kernel.output, input, kernel.extents);
-  return {{input}, {kernel}};
+  sameExtentsAsInput(kernel.output, s.input, kernel.extents);
+  return {{s.input}, {kernel}};
 }
 
 KernelAlgorithm lowerLayerNorm(LayerNormOp op) {
