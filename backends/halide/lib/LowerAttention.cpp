@@ -56,19 +56,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
-#include "SchedulesAttention.h"
+#include "Lowerings.h"
 
 #include "llvm/ADT/bit.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::RDom;
-using Halide::Var;
 
 namespace {
 
@@ -115,10 +109,8 @@ int64_t roundUp(int64_t x, int64_t multiple) {
   return (x + multiple - 1) / multiple * multiple;
 }
 
-} // namespace
-
-LoweredKernel kiln::halide_backend::lowerAttention(AttentionOp op,
-                                                   const Halide::Target &target) {
+/// The kernel, written for the tiles that `target`'s attention schedule chooses.
+FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &target) {
   AttentionKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   int rank = resultType.getRank();
@@ -128,7 +120,7 @@ LoweredKernel kiln::halide_backend::lowerAttention(AttentionOp op,
   Extents qExt = extentsOf(tensorType(op.query())),
           kExt = extentsOf(tensorType(op.key())),
           vExt = extentsOf(tensorType(op.value()));
-  LoweredKernel lowered;
+  KernelAlgorithm lowered;
   lowered.inputs = {q, k, v};
 
   // Sizes, each taken from a static type where one has it, and the other operands'
@@ -138,7 +130,13 @@ LoweredKernel kiln::halide_backend::lowerAttention(AttentionOp op,
        D = sharedExtent(q, qExt, 0, k, kExt, 0);
   int64_t staticKeys = isStatic(kExt[1]) ? kExt[1] : vExt[1];
 
-  kernel.tiles = chooseAttentionTilesCpu(target, qExt[1], staticKeys, vExt[0]);
+  llvm::Expected<AttentionTiles> chosen =
+      chooseAttentionTiles(target, qExt[1], staticKeys, vExt[0]);
+  if (!chosen) {
+    op.emitError() << llvm::toString(chosen.takeError());
+    return failure();
+  }
+  kernel.tiles = *chosen;
   const AttentionTiles &tiles = kernel.tiles;
   const int queryTile = tiles.queryTile, keyTile = tiles.keyTile;
   kernel.valueDim = vExt[0];
@@ -322,7 +320,15 @@ LoweredKernel kiln::halide_backend::lowerAttention(AttentionOp op,
             .set_extent(out.dim(static_cast<int>(d)).extent());
   }
 
-  scheduleAttentionCpu(kernel, target);
-  lowered.output = kernel.output;
+  lowered.stages = {kernel};
   return lowered;
+}
+
+} // namespace
+
+void kiln::halide_backend::populateAttentionLowerings(LoweringTable &table) {
+  table.add<AttentionOp>(lowerAttention, [](AttentionOp op, llvm::raw_ostream &os) {
+    os << "{scale=" << op.scaleAttr() << ",causal=" << op.causal()
+       << ",masked_row_value=" << op.masked_row_valueAttr() << "}";
+  });
 }

@@ -6,16 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
-using Halide::Var;
 
 namespace {
 
@@ -32,12 +27,9 @@ std::vector<int> halideSources(TransposeOp op) {
   return source;
 }
 
-} // namespace
-
 /// A transpose that keeps the innermost dimension copies rows (a pointwise kernel);
 /// one that moves it transposes tiles.
-LoweredKernel kiln::halide_backend::lowerTranspose(TransposeOp op,
-                                                   const Halide::Target &target) {
+KernelAlgorithm lowerTranspose(TransposeOp op) {
   ImageParam input = makeInput(op.input(), "input");
   Extents extents = extentsOf(tensorType(op.result()));
   int rank = static_cast<int>(extents.size());
@@ -54,17 +46,14 @@ LoweredKernel kiln::halide_backend::lowerTranspose(TransposeOp op,
     if (!isStatic(extents[j]))
       out.dim(j).set_extent(input.dim(source[j]).extent());
 
-  if (rank == 0 || source[0] == 0) {
-    schedulePointwiseCpu({output, vars, extents}, target);
-  } else {
-    TransposeKernel kernel{output, input, vars, extents};
-    kernel.inputOfOutputInner = source[0];
-    for (int j = 0; j < rank; ++j)
-      if (source[j] == 0)
-        kernel.readsInputInner = j;
-    scheduleTransposeCpu(kernel, target);
-  }
-  return {{input}, output};
+  if (rank == 0 || source[0] == 0)
+    return {{input}, {PointwiseKernel{output, vars, extents}}};
+  TransposeKernel kernel{output, input, vars, extents};
+  kernel.inputOfOutputInner = source[0];
+  for (int j = 0; j < rank; ++j)
+    if (source[j] == 0)
+      kernel.readsInputInner = j;
+  return {{input}, {kernel}};
 }
 
 /// A copy of [start, end) along the axis. Where the input's axis is dynamic, the
@@ -72,7 +61,7 @@ LoweredKernel kiln::halide_backend::lowerTranspose(TransposeOp op,
 /// buffer (which the kernel runs before anything else) fails the call with "Input
 /// buffer input is accessed at END-1, which is beyond the max (SIZE-1) in dimension
 /// AXIS" when the input is too short; nothing is read out of bounds.
-LoweredKernel kiln::halide_backend::lowerSlice(SliceOp op, const Halide::Target &target) {
+KernelAlgorithm lowerSlice(SliceOp op) {
   ImageParam input = makeInput(op.input(), "input");
   Extents extents = extentsOf(tensorType(op.result()));
   int rank = static_cast<int>(extents.size());
@@ -86,16 +75,14 @@ LoweredKernel kiln::halide_backend::lowerSlice(SliceOp op, const Halide::Target 
   for (int d = 0; d < rank; ++d)
     source.push_back(input.dim(d).extent());
   tieOutputExtents(output, extents, source);
-  schedulePointwiseCpu({output, vars, extents}, target);
-  return {{input}, output};
+  return {{input}, {PointwiseKernel{output, vars, extents}}};
 }
 
 /// One update per operand, each copying the operand into its range of the axis: a
 /// pure definition choosing among operands by index would load every operand for
 /// every element (or clamp and select per vector), where the updates read each
 /// operand once, with dense vectors.
-LoweredKernel kiln::halide_backend::lowerConcat(ConcatOp op,
-                                                const Halide::Target &target) {
+KernelAlgorithm lowerConcat(ConcatOp op) {
   ConcatKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   kernel.extents = extentsOf(resultType);
@@ -126,7 +113,7 @@ LoweredKernel kiln::halide_backend::lowerConcat(ConcatOp op,
         input.dim(d).set_extent(source[d]);
     }
     Expr size = extentOf(input, extents, kernel.axis);
-    Halide::RDom part(0, size, "part" + std::to_string(it.index()));
+    RDom part(0, size, "part" + std::to_string(it.index()));
     kernel.output(withAxis(kernel.vars, kernel.axis, offset + part.x)) =
         input(withAxis(kernel.vars, kernel.axis, part.x));
     kernel.parts.push_back(part);
@@ -135,6 +122,17 @@ LoweredKernel kiln::halide_backend::lowerConcat(ConcatOp op,
   source[kernel.axis] = offset;
   constrainLayout(kernel.output.output_buffer(), kernel.extents);
   tieOutputExtents(kernel.output, kernel.extents, source);
-  scheduleConcatCpu(kernel, target);
-  return {inputs, kernel.output};
+  return {inputs, {kernel}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateDataMovementLowerings(LoweringTable &table) {
+  table.add<TransposeOp>(lowerTranspose, [](TransposeOp op, llvm::raw_ostream &os) {
+    os << "{permutation=" << op.permutation() << "}";
+  });
+  table.add<SliceOp>(lowerSlice, [](SliceOp op, llvm::raw_ostream &os) {
+    os << "{axis=" << op.axis() << ",start=" << op.start() << ",end=" << op.end() << "}";
+  });
+  table.add<ConcatOp>(lowerConcat, printAxis);
 }

@@ -1,12 +1,11 @@
 //===- LowerElementwise.cpp - add, mul, scale, relu and gelu as Halide ----===//
 //
-// Elementwise ops over NumPy-broadcast operands, all scheduled by
-// schedulePointwiseCpu, the exact (erf) GELU, whose f32 evaluation is here, and
-// kiln.constant.
+// Elementwise ops over NumPy-broadcast operands, all pointwise kernels, the exact (erf)
+// GELU, whose f32 evaluation is here, and kiln.constant.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 #include "llvm/ADT/bit.h"
 
@@ -15,16 +14,16 @@
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
 
-LoweredKernel kiln::halide_backend::lowerPointwise(Operation *op,
-                                                   const std::vector<std::string> &names,
-                                                   const Combine &combine,
-                                                   const Halide::Target &target) {
-  LoweredKernel lowered;
+namespace {
+
+using Values = std::vector<Expr>;
+
+/// An elementwise op of broadcast operands named `names`: `combine` receives the
+/// operands' values.
+KernelAlgorithm lowerPointwise(Operation *op, const std::vector<std::string> &names,
+                               const std::function<Expr(const Values &)> &combine) {
+  KernelAlgorithm lowered;
   PointwiseKernel kernel;
   RankedTensorType resultType = tensorType(op->getResult(0));
   kernel.extents = extentsOf(resultType);
@@ -48,16 +47,13 @@ LoweredKernel kiln::halide_backend::lowerPointwise(Operation *op,
       dims.push_back(d < static_cast<int>(operand.second.size()) ? d : -1);
     sources.tie(out, d, kernel.extents[d], dims);
   }
-  schedulePointwiseCpu(kernel, target);
-  lowered.output = kernel.output;
+  lowered.stages = {kernel};
   return lowered;
 }
 
 //===----------------------------------------------------------------------===//
 // GELU
 //===----------------------------------------------------------------------===//
-
-namespace {
 
 Expr horner(llvm::ArrayRef<float> coefficients, const Expr &u) {
   Expr r = coefficients.back();
@@ -100,8 +96,6 @@ Expr expOfExact(const Expr &a, const Expr &d) {
   return Halide::select(exponent < -126, 0.0f, sum * scale);
 }
 
-} // namespace
-
 /// GELU(x) = x Phi(x), with Phi(x) = 0.5 erfc(-x / sqrt(2)), in f32 to 4e-7 relative
 /// (~6 ulps) at every x in [-10, 10] (LowerLayersTest's GeluSweepRelativeError
 /// measures it against erfc in double). Halide 14's erf() would not do: it is itself
@@ -114,7 +108,7 @@ Expr expOfExact(const Expr &a, const Expr &d) {
 /// is exact, and exp(-x^2 / 2) = exp(-h^2 / 2 - (x - h)(x + h) / 2). Per 16 elements:
 /// one division, ~25 FMAs, no branch; 1T [8, 128, 2048] in 1.33 ms (12.6 GB/s,
 /// compute bound) where Halide's erf() form takes 0.96 ms.
-Expr kiln::halide_backend::geluExact(Expr x) {
+Expr geluExact(Expr x) {
   // |x| clamped to 16 (Phi(-16) is 0 in f32), so that no intermediate overflows for a
   // finite x: with Halide's no-infinities fast-math flags an infinite intermediate is
   // poison (x = 1e30 gave NaN without the clamp).
@@ -138,8 +132,7 @@ Expr kiln::halide_backend::geluExact(Expr x) {
 /// table baked into the object, as lowerSinusoid's frequencies. Scheduled as any
 /// pointwise kernel; kiln-fuse-attention and the canonicalizer consume the splats that
 /// models write (1 / sqrt(d_k)), so what reaches here is rare and small.
-LoweredKernel kiln::halide_backend::lowerConstant(ConstantOp op,
-                                                  const Halide::Target &target) {
+KernelAlgorithm lowerConstant(ConstantOp op) {
   RankedTensorType type = tensorType(op.result());
   Extents extents = extentsOf(type);
   std::vector<Halide::Var> vars = makeVars(type.getRank());
@@ -158,6 +151,53 @@ LoweredKernel kiln::halide_backend::lowerConstant(ConstantOp op,
     output(vars) = table(asExprs(vars));
   }
   constrainLayout(output.output_buffer(), extents);
-  schedulePointwiseCpu({output, vars, extents}, target);
-  return {{}, output};
+  return {{}, {PointwiseKernel{output, vars, extents}}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
+  table.add<AddOp>([](AddOp op) {
+    return lowerPointwise(op, {"lhs", "rhs"},
+                          [](const Values &v) { return v[0] + v[1]; });
+  });
+  table.add<MulOp>([](MulOp op) {
+    return lowerPointwise(op, {"lhs", "rhs"},
+                          [](const Values &v) { return v[0] * v[1]; });
+  });
+  table.add<DivOp>([](DivOp op) {
+    return lowerPointwise(op, {"lhs", "rhs"},
+                          [](const Values &v) { return v[0] / v[1]; });
+  });
+  table.add<MaskedFillOp>(
+      [](MaskedFillOp op) {
+        // The fill value may be -inf: written as its bits (see floatBits).
+        Expr fill =
+            floatBits(static_cast<int32_t>(op.value().bitcastToAPInt().getZExtValue()));
+        return lowerPointwise(op, {"input", "mask"}, [&](const Values &v) {
+          return Halide::select(v[1] != 0, fill, v[0]);
+        });
+      },
+      [](MaskedFillOp op, llvm::raw_ostream &os) {
+        os << "{value=" << op.valueAttr() << "}";
+      });
+  table.add<ScaleOp>(
+      [](ScaleOp op) {
+        Expr factor = op.factor().convertToFloat();
+        return lowerPointwise(op, {"input"},
+                              [&](const Values &v) { return v[0] * factor; });
+      },
+      [](ScaleOp op, llvm::raw_ostream &os) {
+        os << "{factor=" << op.factorAttr() << "}";
+      });
+  table.add<ReluOp>([](ReluOp op) {
+    return lowerPointwise(op, {"input"},
+                          [](const Values &v) { return Halide::max(v[0], 0.0f); });
+  });
+  table.add<GeluOp>([](GeluOp op) {
+    return lowerPointwise(op, {"input"}, [](const Values &v) { return geluExact(v[0]); });
+  });
+  table.add<ConstantOp>(lowerConstant, [](ConstantOp op, llvm::raw_ostream &os) {
+    os << "{value=" << op.value() << "}";
+  });
 }

@@ -2,34 +2,29 @@
 //
 // The inputs side of an encoder-decoder: rows of an embedding table, positions and
 // their sinusoidal encodings, and the masks (additive: 0 to keep, -inf to mask; or
-// boolean: 1 to mask, held as i32). Ops
-// with a `like` operand read only its shape: its buffer is an argument of the kernel
-// whose extent sizes the result. All of them are scheduled as pointwise kernels
-// (vectors along the last dimension, parallel rows when large enough).
+// boolean: 1 to mask, held as i32). Ops with a `like` operand read only its shape: its
+// buffer is an argument of the kernel whose extent sizes the result. All of them are
+// pointwise kernels.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::Var;
 
 namespace {
 
-/// A pointwise kernel's output Func over `extents`, pinned to them and to `source`
-/// for the dynamic ones, and scheduled.
-void finishPointwise(Func output, const std::vector<Var> &vars, const Extents &extents,
-                     const std::vector<Expr> &source, const Halide::Target &target) {
+/// The pointwise kernel of `output` over `extents`, pinned to them and to `source` for
+/// the dynamic ones.
+PointwiseKernel finishPointwise(Func output, const std::vector<Var> &vars,
+                                const Extents &extents, const std::vector<Expr> &source) {
   constrainLayout(output.output_buffer(), extents);
   tieOutputExtents(output, extents, source);
-  schedulePointwiseCpu({output, vars, extents}, target);
+  return {output, vars, extents};
 }
 
 /// The size of dimension `axis` (a tensor dimension) of the `like` operand.
@@ -38,15 +33,12 @@ Expr likeExtent(const ImageParam &like, Value likeValue, int64_t axis) {
   return extentOf(like, extents, halideDim(static_cast<int>(extents.size()), axis));
 }
 
-} // namespace
-
 /// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
 /// along d. The id is clamped into the table: the runtime rejects out-of-range ids
 /// (the entry input's kiln.bounds) before any kernel runs, and the clamp keeps a
 /// kernel called without that check from reading outside the table. It is one scalar
 /// min/max per row, hoisted out of the vector loop.
-LoweredKernel kiln::halide_backend::lowerEmbedding(EmbeddingOp op,
-                                                   const Halide::Target &target) {
+KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
   ImageParam table = makeInput(op.table(), "table"), ids = makeInput(op.ids(), "ids");
   Extents tableExt = extentsOf(tensorType(op.table()));
   Extents extents = extentsOf(tensorType(op.result()));
@@ -58,21 +50,18 @@ LoweredKernel kiln::halide_backend::lowerEmbedding(EmbeddingOp op,
   std::vector<Expr> source = {extentOf(table, tableExt, 0)};
   for (size_t d = 0; d < idVars.size(); ++d)
     source.push_back(ids.dim(static_cast<int>(d)).extent());
-  finishPointwise(output, vars, extents, source, target);
-  return {{table, ids}, output};
+  return {{table, ids}, {finishPointwise(output, vars, extents, source)}};
 }
 
-LoweredKernel kiln::halide_backend::lowerRange(RangeOp op, const Halide::Target &target) {
+KernelAlgorithm lowerRange(RangeOp op) {
   ImageParam like = makeInput(op.like(), "like");
   Var i("d0");
   Func output("result");
   output(i) = i;
-  finishPointwise(output, {i}, extentsOf(tensorType(op.result())),
-                  {likeExtent(like, op.like(), op.axis())}, target);
-  return {{like}, output};
+  return {{like},
+          {finishPointwise(output, {i}, extentsOf(tensorType(op.result())),
+                           {likeExtent(like, op.like(), op.axis())})}};
 }
-
-namespace {
 
 /// pi / 2 in three parts of 26, 26 and 53 bits (Cody and Waite): k * part is exact
 /// for |k| < 2^27, so the reduced angle is exact to ~1e-16 for positions up to 2e8
@@ -107,8 +96,6 @@ Expr cosSeries(const Expr &r) {
   return f64(1) + sum;
 }
 
-} // namespace
-
 /// PE(d, p) = sin(p w(d)) for even d, cos(p w(d)) for odd d, w(d) = 10000^-(2 floor(d/2)
 /// / D), to f32 rounding of the interpreter's double. In f32 the angle alone would be
 /// off by up to 1.2e-4 at p = 2048 (p w rounded to 24 bits; the tolerance is 1e-5), and
@@ -119,8 +106,7 @@ Expr cosSeries(const Expr &r) {
 /// Taylor series of sin or cos of r as q and the column's parity pick. It is a small
 /// table ([S, D] for a sequence of S), so the f64 work costs little: [128, 512] in
 /// 72 us on one core (SchedulesCpu.cpp).
-LoweredKernel kiln::halide_backend::lowerSinusoid(SinusoidOp op,
-                                                  const Halide::Target &target) {
+KernelAlgorithm lowerSinusoid(SinusoidOp op) {
   ImageParam positions = makeInput(op.positions(), "positions");
   Extents extents = extentsOf(tensorType(op.result()));
   int features = static_cast<int>(extents[0]); // static, positive, even: the verifier
@@ -145,45 +131,48 @@ LoweredKernel kiln::halide_backend::lowerSinusoid(SinusoidOp op,
   std::vector<Expr> source = {features};
   for (size_t i = 0; i < positionVars.size(); ++i)
     source.push_back(positions.dim(static_cast<int>(i)).extent());
-  finishPointwise(output, vars, extents, source, target);
-  return {{positions}, output};
+  return {{positions}, {finishPointwise(output, vars, extents, source)}};
 }
 
-namespace {
-
 /// A mask's value where `masked` holds or not: for an f32 result 0 or -inf (as a bit
-/// pattern: see floatBits), for an i1 result 0 or 1 (held as i32, see lowerOp).
+/// pattern: see floatBits), for an i1 result 0 or 1 (held as i32, see halideType).
 Expr maskValue(Value result, const Expr &masked) {
   if (tensorType(result).getElementType().isInteger(1))
     return Halide::select(masked, 1, 0);
   return floatBits(Halide::select(masked, kNegInfBits, 0));
 }
 
-} // namespace
-
 /// result(j, b) = 0 where j < lengths(b), else -inf; the boolean form is true (1) where
 /// the additive one is -inf.
-LoweredKernel kiln::halide_backend::lowerPaddingMask(PaddingMaskOp op,
-                                                     const Halide::Target &target) {
+KernelAlgorithm lowerPaddingMask(PaddingMaskOp op) {
   ImageParam lengths = makeInput(op.lengths(), "lengths"),
              like = makeInput(op.like(), "like");
   Var j("d0"), b("d1");
   Func output("result");
   output(j, b) = maskValue(op.result(), j >= lengths(b));
-  finishPointwise(output, {j, b}, extentsOf(tensorType(op.result())),
-                  {likeExtent(like, op.like(), op.axis()), lengths.dim(0).extent()},
-                  target);
-  return {{lengths, like}, output};
+  return {{lengths, like},
+          {finishPointwise(
+              output, {j, b}, extentsOf(tensorType(op.result())),
+              {likeExtent(like, op.like(), op.axis()), lengths.dim(0).extent()})}};
 }
 
 /// result(j, i) = 0 where key j <= query i, else -inf (boolean form: 1).
-LoweredKernel kiln::halide_backend::lowerCausalMask(CausalMaskOp op,
-                                                    const Halide::Target &target) {
+KernelAlgorithm lowerCausalMask(CausalMaskOp op) {
   ImageParam like = makeInput(op.like(), "like");
   Var j("d0"), i("d1");
   Func output("result");
   output(j, i) = maskValue(op.result(), j > i);
   Expr n = likeExtent(like, op.like(), op.axis());
-  finishPointwise(output, {j, i}, extentsOf(tensorType(op.result())), {n, n}, target);
-  return {{like}, output};
+  return {{like},
+          {finishPointwise(output, {j, i}, extentsOf(tensorType(op.result())), {n, n})}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateEmbeddingLowerings(LoweringTable &table) {
+  table.add<EmbeddingOp>(lowerEmbedding);
+  table.add<RangeOp>(lowerRange, printAxis);
+  table.add<SinusoidOp>(lowerSinusoid);
+  table.add<PaddingMaskOp>(lowerPaddingMask, printAxis);
+  table.add<CausalMaskOp>(lowerCausalMask, printAxis);
 }

@@ -1,22 +1,17 @@
 //===- LowerMatmul.cpp - matmul and linear as Halide algorithms -----------===//
 //
 // Both ops are one product, out(n, m, batch...) = sum_k lhs'(k, m, ...) rhs'(n, k, ...),
-// scheduled by scheduleMatmulCpu; linear is x . W^T with its bias added by the output
-// stage, i.e. in the output tile that the product's accumulators have just filled, never
-// in a second pass over the result.
+// a matmul kernel; linear is x . W^T with its bias added by the output stage, i.e. in
+// the output tile that the product's accumulators have just filled, never in a second
+// pass over the result.
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
-using Halide::Var;
 
 namespace {
 
@@ -147,10 +142,7 @@ void constrainProductOutput(const MatmulKernel &kernel, const ProductOperands &p
                  d < static_cast<int>(p.rhsExt.size()) ? d : -1});
 }
 
-} // namespace
-
-LoweredKernel kiln::halide_backend::lowerMatmul(MatmulOp op,
-                                                const Halide::Target &target) {
+KernelAlgorithm lowerMatmul(MatmulOp op) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   kernel.extents = extentsOf(resultType);
@@ -160,17 +152,15 @@ LoweredKernel kiln::halide_backend::lowerMatmul(MatmulOp op,
   kernel.output = Func("result");
   kernel.output(kernel.vars) = productValue(kernel);
   constrainProductOutput(kernel, p, kernel.output.output_buffer());
-  scheduleMatmulCpu(kernel, target);
-  return {{p.lhs, p.rhs}, kernel.output};
+  return {{p.lhs, p.rhs}, {kernel}};
 }
 
 /// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which takes the
 /// dot-product schedule for the model's shapes (K = 512 or 2048 with few or many rows,
 /// see useDotProduct), and the bias added to each output tile as it is stored. For a
-/// rank-1 input the product is a 1-row matrix, copied into the 1-D result (an extra
-/// N floats, next to the N x K weight the product streams).
-LoweredKernel kiln::halide_backend::lowerLinear(LinearOp op,
-                                                const Halide::Target &target) {
+/// rank-1 input the product is a 1-row matrix, computed whole and then copied into the
+/// 1-D result (an extra N floats, next to the N x K weight the product streams).
+KernelAlgorithm lowerLinear(LinearOp op) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   int rank = resultType.getRank();
@@ -191,16 +181,22 @@ LoweredKernel kiln::halide_backend::lowerLinear(LinearOp op,
   kernel.output(kernel.vars) = productValue(kernel) + bias(kernel.vars[0]);
   if (!vector) {
     constrainProductOutput(kernel, p, result.output_buffer());
-    scheduleMatmulCpu(kernel, target);
-    return {{p.lhs, p.rhs, bias}, result};
+    return {{p.lhs, p.rhs, bias}, {kernel}};
   }
   Var n = kernel.vars[0];
   result(n) = kernel.output(n, 0);
   Extents resultExtents = extentsOf(resultType);
   constrainLayout(result.output_buffer(), resultExtents);
   tieOutputExtents(result, resultExtents, {p.N});
-  scheduleMatmulCpu(kernel, target);
-  kernel.output.compute_root();
-  schedulePointwiseCpu({result, {n}, resultExtents}, target);
-  return {{p.lhs, p.rhs, bias}, result};
+  return {{p.lhs, p.rhs, bias}, {kernel, PointwiseKernel{result, {n}, resultExtents}}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateMatmulLowerings(LoweringTable &table) {
+  table.add<MatmulOp>(lowerMatmul, [](MatmulOp op, llvm::raw_ostream &os) {
+    os << "{transpose_lhs=" << op.transpose_lhs()
+       << ",transpose_rhs=" << op.transpose_rhs() << "}";
+  });
+  table.add<LinearOp>(lowerLinear);
 }

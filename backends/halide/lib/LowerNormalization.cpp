@@ -8,18 +8,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
-using Halide::Var;
 
 namespace {
 
@@ -34,19 +29,35 @@ void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extent
   tieOutputExtents(out, extents, source);
 }
 
-/// The row statistics softmax and log_softmax share.
-struct RowMax {
-  Expr xr;         // the input at the reduction's position along the axis
-  Expr max;        // the row's max (-inf for a fully masked row)
-  Expr rowInvalid; // whether the row holds a NaN or +inf
-  Expr safeMax;    // the max to subtract: 0 for a fully masked row
+/// Starts a reduction of `input` along its tensor axis `axis`: the kernel's Vars,
+/// extents, Halide axis and the reduction over it. Returns the input.
+ImageParam beginRowReduction(RowReductionKernel &kernel, Value input, int64_t axis) {
+  ImageParam param = makeInput(input, "input");
+  RankedTensorType type = tensorType(input);
+  int rank = type.getRank();
+  kernel.extents = extentsOf(type);
+  kernel.vars = makeVars(rank);
+  kernel.axis = halideDim(rank, axis);
+  kernel.r = RDom(0, extentOf(param, kernel.extents, kernel.axis), "r");
+  return param;
+}
+
+/// What softmax and log_softmax share: the input and the row statistics.
+struct SoftmaxRows {
+  ImageParam input;
+  std::vector<Var> rows; // the Vars of a row statistic
+  Expr xr;               // the input at the reduction's position along the axis
+  Expr rowInvalid;       // whether the row holds a NaN or +inf
+  Expr safeMax;          // the max to subtract: 0 for a fully masked row
 };
 
-/// The max and a flag for a NaN or +inf in the row in one reduction (a Tuple): one pass
-/// over the row. Such a row is NaN, as in the interpreter and PyTorch, rather than
-/// renormalised around the bad value. Defines `kernel.max` over `rows`.
-RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
-                             const std::vector<Var> &rows) {
+/// Starts a softmax of `value` along its tensor axis `axis` with the max and a flag for
+/// a NaN or +inf in the row in one reduction (a Tuple): one pass over the row. Such a
+/// row is NaN, as in the interpreter and PyTorch, rather than renormalised around the
+/// bad value. Defines `kernel.max`.
+SoftmaxRows beginSoftmax(SoftmaxKernel &kernel, Value value, int64_t axis) {
+  ImageParam input = beginRowReduction(kernel, value, axis);
+  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   Expr xr = input(withAxis(kernel.vars, kernel.axis, kernel.r.x));
   Expr invalid = Halide::cast<uint8_t>(Halide::strict_float(!(xr < kInf)));
   kernel.max = Func("row_max");
@@ -60,31 +71,18 @@ RowMax rowMaxWithInvalidFlag(SoftmaxKernel &kernel, ImageParam &input,
   Expr max = kernel.max(rows)[0];
   Expr rowInvalid = kernel.max(rows)[1] != 0;
   Expr safeMax = Halide::strict_float(Halide::select(max == -kInf, 0.0f, max));
-  return {xr, max, rowInvalid, safeMax};
+  return {input, rows, xr, rowInvalid, safeMax};
 }
 
-} // namespace
-
-LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
-                                                 const Halide::Target &target) {
+KernelAlgorithm lowerSoftmax(SoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
-  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
-
-  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
-  Expr rowInvalid = rowMax.rowInvalid;
-  Expr safeMax = rowMax.safeMax;
+  SoftmaxRows s = beginSoftmax(kernel, op.input(), op.axis());
+  const std::vector<Var> &rows = s.rows;
   // Masked elements are selected to 0 rather than trusted to exp(-inf).
-  Expr x = input(kernel.vars);
+  Expr x = s.input(kernel.vars);
   kernel.exp = Func("row_exp");
   kernel.exp(kernel.vars) =
-      Halide::select(Halide::strict_float(x == -kInf), 0.0f, Halide::exp(x - safeMax));
+      Halide::select(Halide::strict_float(x == -kInf), 0.0f, Halide::exp(x - s.safeMax));
   kernel.sum = Func("row_sum");
   kernel.sum(rows) = 0.0f;
   kernel.sum(rows) += kernel.exp(withAxis(kernel.vars, kernel.axis, kernel.r.x));
@@ -93,34 +91,22 @@ LoweredKernel kiln::halide_backend::lowerSoftmax(SoftmaxOp op,
   kernel.output = Func("result");
   // NaN is written as bits: fast-math may fold a NaN constant through the select.
   kernel.output(kernel.vars) = floatBits(Halide::select(
-      rowInvalid, kNaNBits,
+      s.rowInvalid, kNaNBits,
       Halide::reinterpret(Halide::Int(32), kernel.exp(kernel.vars) * invSum)));
 
-  sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleSoftmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  sameExtentsAsInput(kernel.output, s.input, kernel.extents);
+  return {{s.input}, {kernel}};
 }
 
 /// x - max - log(sum(exp(x - max))) in three passes over the row: the max (with a flag
 /// for a NaN or +inf in the row, the two values that make the interpreter's row NaN),
 /// the sum, the result. exp runs in the sum only, so it is not staged as in softmax.
-LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
-                                                    const Halide::Target &target) {
+KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   SoftmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
-  std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
-  kernel.r = Halide::RDom(0, extentOf(input, kernel.extents, kernel.axis), "r");
-
-  RowMax rowMax = rowMaxWithInvalidFlag(kernel, input, rows);
-  Expr xr = rowMax.xr;
-  Expr rowInvalid = rowMax.rowInvalid;
+  SoftmaxRows s = beginSoftmax(kernel, op.input(), op.axis());
+  const std::vector<Var> &rows = s.rows;
+  Expr xr = s.xr, safeMax = s.safeMax;
   // As in softmax: a fully masked row subtracts 0, masked elements add 0.
-  Expr safeMax = rowMax.safeMax;
   kernel.sum = Func("row_sum");
   kernel.sum(rows) = 0.0f;
   // The subtraction is strict for the reason given at `value` below.
@@ -129,7 +115,7 @@ LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
   // sum >= 1 (the max contributes exp(0)) unless every element is -inf, and then every
   // element takes the -inf branch: log(0) is computed but never selected.
   Expr logSum = Halide::log(kernel.sum(rows));
-  Expr x = input(kernel.vars);
+  Expr x = s.input(kernel.vars);
   // strict_float: with fast-math flags the subtraction would be assumed never to meet
   // an infinity, and LLVM then drops the -inf branch below (measured: masked rows came
   // out NaN); it also keeps the two subtractions in the interpreter's order.
@@ -137,29 +123,23 @@ LoweredKernel kiln::halide_backend::lowerLogSoftmax(LogSoftmaxOp op,
       Halide::reinterpret(Halide::Int(32), Halide::strict_float((x - safeMax) - logSum));
   kernel.output = Func("result");
   kernel.output(kernel.vars) = floatBits(Halide::select(
-      rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
+      s.rowInvalid, kNaNBits, Halide::strict_float(x == -kInf), kNegInfBits, value));
 
-  sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleSoftmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  sameExtentsAsInput(kernel.output, s.input, kernel.extents);
+  return {{s.input}, {kernel}};
 }
 
-LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
-                                                   const Halide::Target &target) {
+KernelAlgorithm lowerLayerNorm(LayerNormOp op) {
   LayerNormKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
+  ImageParam input =
+      beginRowReduction(kernel, op.input(), tensorType(op.input()).getRank() - 1);
   ImageParam gamma = makeInput(op.gamma(), "gamma"), beta = makeInput(op.beta(), "beta");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
   Expr features = extentOf(input, kernel.extents, 0);
   if (!isStatic(kernel.extents[0])) {
     gamma.dim(0).set_extent(features);
     beta.dim(0).set_extent(features);
   }
   std::vector<Var> rows = withoutAxis(kernel.vars, 0);
-  kernel.r = Halide::RDom(0, features, "r");
   Expr count = Halide::cast<float>(features);
 
   // Two passes over the row, both relative to its first element: the deviations
@@ -185,8 +165,7 @@ LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
       deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature);
 
   sameExtentsAsInput(kernel.output, input, kernel.extents);
-  scheduleLayerNormCpu(kernel, target);
-  return {{input, gamma, beta}, kernel.output};
+  return {{input, gamma, beta}, {kernel}};
 }
 
 /// The first index of the row's maximum, or of its first NaN, in two vectorisable
@@ -197,18 +176,12 @@ LoweredKernel kiln::halide_backend::lowerLayerNorm(LayerNormOp op,
 /// its lanes, each holding every 16th element, would have to be merged by index
 /// to keep the first of equal maxima. When a NaN is present the max may be anything
 /// (fast-math max drops NaNs in either operand order), but then a NaN's key wins.
-LoweredKernel kiln::halide_backend::lowerArgmax(ArgmaxOp op,
-                                                const Halide::Target &target) {
+KernelAlgorithm lowerArgmax(ArgmaxOp op) {
   ArgmaxKernel kernel;
-  ImageParam input = makeInput(op.input(), "input");
-  RankedTensorType type = tensorType(op.input());
-  int rank = type.getRank();
-  kernel.extents = extentsOf(type);
-  kernel.vars = makeVars(rank);
-  kernel.axis = halideDim(rank, op.axis());
+  ImageParam input = beginRowReduction(kernel, op.input(), op.axis());
+  int rank = static_cast<int>(kernel.vars.size());
   std::vector<Var> rows = withoutAxis(kernel.vars, kernel.axis);
   Expr length = extentOf(input, kernel.extents, kernel.axis);
-  kernel.r = Halide::RDom(0, length, "r");
   Expr j = kernel.r.x;
   Expr x = input(withAxis(kernel.vars, kernel.axis, j));
 
@@ -238,6 +211,16 @@ LoweredKernel kiln::halide_backend::lowerArgmax(ArgmaxOp op,
     if (d != kernel.axis)
       source.push_back(input.dim(d).extent());
   tieOutputExtents(kernel.output, outExtents, source);
-  scheduleArgmaxCpu(kernel, target);
-  return {{input}, kernel.output};
+  return {{input}, {kernel}};
+}
+
+} // namespace
+
+void kiln::halide_backend::populateNormalizationLowerings(LoweringTable &table) {
+  table.add<SoftmaxOp>(lowerSoftmax, printAxis);
+  table.add<LogSoftmaxOp>(lowerLogSoftmax, printAxis);
+  table.add<LayerNormOp>(lowerLayerNorm, [](LayerNormOp op, llvm::raw_ostream &os) {
+    os << "{epsilon=" << op.epsilonAttr() << "}";
+  });
+  table.add<ArgmaxOp>(lowerArgmax, printAxis);
 }

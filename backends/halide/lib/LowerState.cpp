@@ -8,23 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LowerSupport.h"
+#include "Lowerings.h"
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::halide_backend;
-using Halide::Expr;
-using Halide::Func;
-using Halide::ImageParam;
-using Halide::OutputImageParam;
-using Halide::Var;
 
-namespace {
-
-/// result = `source`. With `stridedOutputAxis`, the output is a strided view across
-/// that tensor axis (kv_append's target); otherwise dense.
-LoweredKernel lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis,
-                        const Halide::Target &target) {
+KernelAlgorithm
+kiln::halide_backend::lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis) {
   ImageParam input = makeInput(source, "input");
   Extents extents = extentsOf(tensorType(source));
   int rank = static_cast<int>(extents.size());
@@ -40,32 +31,20 @@ LoweredKernel lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis,
   for (int d = 0; d < rank; ++d)
     sizes.push_back(input.dim(d).extent());
   tieOutputExtents(output, extents, sizes);
-  schedulePointwiseCpu({output, vars, extents}, target);
-  return {{input}, output};
+  return {{input}, {PointwiseKernel{output, vars, extents}}};
 }
 
-} // namespace
-
-LoweredKernel kiln::halide_backend::lowerStateWrite(StateWriteOp op,
-                                                    const Halide::Target &target) {
-  return lowerCopy(op.value(), llvm::None, target);
-}
-
-/// The output is position P of the cache: the value's shape (1 along the axis), with the
-/// cache's strides, which only the runtime knows outside the axis (they count the
-/// capacity of the cache, and it may have dynamic dimensions).
-LoweredKernel kiln::halide_backend::lowerKvAppend(KvAppendOp op,
-                                                  const Halide::Target &target) {
-  return lowerCopy(op.value(), static_cast<int64_t>(op.axis()), target);
-}
-
-FailureOr<LoweredKernel>
-kiln::halide_backend::lowerDenseCopy(Value value, const Halide::Target &target) {
-  if (target.has_gpu_feature()) {
-    emitError(value.getLoc()) << "the Halide backend has no GPU schedule for a copy yet "
-                                 "(target "
-                              << target.to_string() << ")";
-    return failure();
-  }
-  return lowerCopy(value, llvm::None, target);
+void kiln::halide_backend::populateStateLowerings(LoweringTable &table) {
+  // A copy into a state: the state's name, capacity and position are the plan's
+  // business (they choose the buffer), not the kernel's.
+  table.add<StateWriteOp>(
+      [](StateWriteOp op) { return lowerCopy(op.value(), llvm::None); });
+  // The output is position P of the cache: the value's shape (1 along the axis), with
+  // the cache's strides, which only the runtime knows outside the axis (they count the
+  // capacity of the cache, and it may have dynamic dimensions).
+  table.add<KvAppendOp>(
+      [](KvAppendOp op) {
+        return lowerCopy(op.value(), static_cast<int64_t>(op.axis()));
+      },
+      printAxis);
 }

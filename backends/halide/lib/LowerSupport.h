@@ -1,26 +1,39 @@
 //===- LowerSupport.h - Shared pieces of the op lowerings -------*- C++ -*-===//
 //
 // What every Lower*.cpp needs: MLIR types read as Halide extents, inputs pinned to their
-// types, the output's dynamic extents tied to the inputs they come from, and the entry
-// point of each op family (dispatched from Lower.cpp).
+// types, and the output's dynamic extents tied to the inputs they come from. Each
+// input is an ImageParam pinned to what the op's type says (static extents, minimum 0,
+// dense row-major strides): a constant extent and a unit stride are what let Halide
+// emit unpredicated vector loads. A dynamic extent is tied to the input it comes from,
+// so a caller whose buffers disagree gets Halide's error at run time instead of a read
+// out of bounds. The exception is a strided view of a key/value cache (a kv_append
+// result): its strides outside the cache's position axis are the caller's, so its
+// kernels are their own (kernelSignature marks such operands).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_BACKENDS_HALIDE_LOWERSUPPORT_H
 #define KILN_BACKENDS_HALIDE_LOWERSUPPORT_H
 
-#include "Lower.h"
 #include "Schedules.h"
 
 #include "kiln/ir/KilnOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 
-#include <functional>
 #include <string>
 #include <vector>
 
 namespace kiln::halide_backend {
+
+// The Halide names every lowering uses, imported into the backend's namespace as
+// mlir/Support/LLVM.h imports LLVM's into mlir's.
+using Halide::Expr;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::OutputImageParam;
+using Halide::RDom;
+using Halide::Var;
 
 inline mlir::RankedTensorType tensorType(mlir::Value value) {
   return value.getType().cast<mlir::RankedTensorType>();
@@ -31,7 +44,11 @@ Extents extentsOf(mlir::RankedTensorType type);
 
 inline bool isStatic(int64_t extent) { return extent != kDynamicExtent; }
 
-/// Halide's element type for `type`; f32 and i32 are the dialect's element types.
+/// Halide's element type for `type`: f32, or i32 for the integer types. i1 tensors
+/// (boolean masks, for masked_fill) live only inside an entry point; their buffers hold
+/// one i32 per element, 0 or 1, as the interpreter's (dtype "i32" in Plan.cpp): a byte
+/// would save memory, but i32 needs no new buffer type in the runtime, and a mask is
+/// small next to the scores it masks.
 Halide::Type halideType(mlir::RankedTensorType type);
 
 /// The Halide dimension of tensor dimension `axis` of a rank-`rank` tensor.
@@ -48,6 +65,13 @@ void constrainLayout(Halide::OutputImageParam buffer, const Extents &extents);
 /// stridedViewAxis; its dimensions up to the strided axis are dense).
 void constrainStridedLayout(Halide::OutputImageParam buffer, const Extents &extents,
                             int lastDenseDim);
+
+/// For a value that the plan holds in a strided view, the tensor axis across which it
+/// is not dense; None for a dense value. Only kv_append results are strided: a view of
+/// the first P + 1 positions along `axis` of a cache with room for `capacity`. Its
+/// strides are dense from `axis` inwards and larger outside it (they count capacity,
+/// not P + 1), so a kernel that reads it pins only the inner ones.
+llvm::Optional<int64_t> stridedViewAxis(mlir::Value value);
 
 /// An input named `name` pinned to the type of `operand`, strided where the plan holds
 /// `operand` in a strided view.
@@ -94,49 +118,6 @@ Halide::Expr floatBits(Halide::Expr bits);
 /// The bit patterns of -inf and of the quiet NaN.
 inline constexpr int32_t kNegInfBits = static_cast<int32_t>(0xff800000u);
 inline constexpr int32_t kNaNBits = 0x7fc00000;
-
-//===----------------------------------------------------------------------===//
-// The op families (LowerElementwise.cpp, LowerMatmul.cpp, LowerNormalization.cpp,
-// LowerDataMovement.cpp, LowerEmbedding.cpp)
-//===----------------------------------------------------------------------===//
-
-using Combine = std::function<Halide::Expr(const std::vector<Halide::Expr> &)>;
-
-/// An elementwise op of broadcast operands named `names`: `combine` receives the
-/// operands' values.
-LoweredKernel lowerPointwise(mlir::Operation *op, const std::vector<std::string> &names,
-                             const Combine &combine, const Halide::Target &target);
-/// 0.5 x (1 + erf(x / sqrt(2))) to a few f32 ulps.
-Halide::Expr geluExact(Halide::Expr x);
-
-LoweredKernel lowerMatmul(MatmulOp op, const Halide::Target &target);
-LoweredKernel lowerLinear(LinearOp op, const Halide::Target &target);
-
-LoweredKernel lowerSoftmax(SoftmaxOp op, const Halide::Target &target);
-LoweredKernel lowerLogSoftmax(LogSoftmaxOp op, const Halide::Target &target);
-LoweredKernel lowerLayerNorm(LayerNormOp op, const Halide::Target &target);
-LoweredKernel lowerArgmax(ArgmaxOp op, const Halide::Target &target);
-
-LoweredKernel lowerTranspose(TransposeOp op, const Halide::Target &target);
-LoweredKernel lowerSlice(SliceOp op, const Halide::Target &target);
-LoweredKernel lowerConcat(ConcatOp op, const Halide::Target &target);
-
-LoweredKernel lowerEmbedding(EmbeddingOp op, const Halide::Target &target);
-LoweredKernel lowerRange(RangeOp op, const Halide::Target &target);
-LoweredKernel lowerSinusoid(SinusoidOp op, const Halide::Target &target);
-LoweredKernel lowerPaddingMask(PaddingMaskOp op, const Halide::Target &target);
-LoweredKernel lowerCausalMask(CausalMaskOp op, const Halide::Target &target);
-
-/// A kernel that writes the constant (the pass pipeline folds most of them into their
-/// consumers; what remains is small). In LowerElementwise.cpp.
-LoweredKernel lowerConstant(ConstantOp op, const Halide::Target &target);
-/// The fused attention (LowerAttention.cpp).
-LoweredKernel lowerAttention(AttentionOp op, const Halide::Target &target);
-
-/// Copies into session states (LowerState.cpp): state_write's value into the dense
-/// state, kv_append's value into position P of the cache (a strided view).
-LoweredKernel lowerStateWrite(StateWriteOp op, const Halide::Target &target);
-LoweredKernel lowerKvAppend(KvAppendOp op, const Halide::Target &target);
 
 } // namespace kiln::halide_backend
 

@@ -31,7 +31,7 @@ std::string dtypeName(Type type) {
   Type element = type.cast<ShapedType>().getElementType();
   if (element.isF32())
     return abi::dtypeName(KILN_DTYPE_F32);
-  // i1 (boolean masks, only ever temporaries) is held as i32: see lowerOp.
+  // i1 (boolean masks, only ever temporaries) is held as i32: see halideType.
   if (element.isInteger(32) || element.isInteger(1))
     return abi::dtypeName(KILN_DTYPE_I32);
   if (element.isInteger(64))

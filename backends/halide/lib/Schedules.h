@@ -1,14 +1,11 @@
-//===- Schedules.h - The schedules of the Halide kernels --------*- C++ -*-===//
+//===- Schedules.h - What the schedules of the Halide kernels see -*- C++ -*-===//
 //
 // The contract between an op's algorithm (Lower*.cpp) and its schedules, kept apart as
-// in Halide's apps: the algorithm hands over its Funcs and Vars and what the MLIR types
-// say statically about the extents; a schedule chooses loop order, tiling,
-// vectorisation and parallelism and nothing else, so it can be tuned without touching
-// what is computed.
-//
-// SchedulesCpu.cpp and SchedulesCpuMatmul.cpp hold the CPU schedules. CUDA schedules (a
-// later issue) go in SchedulesCuda.cpp as schedule*Cuda functions over the same kernel
-// descriptions; Lower.cpp picks one family per target (see lowerOp there).
+// in Halide's apps: the algorithm hands over a kernel description (its Funcs and Vars
+// and what the MLIR types say statically about the extents); a schedule chooses loop
+// order, tiling, vectorisation and parallelism and nothing else, so it can be tuned
+// without touching what is computed. Scheduler.h picks the schedule of a description
+// for a target; the fused attention's description is in SchedulesAttention.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +32,7 @@ using Extents = llvm::SmallVector<int64_t, 4>;
 /// mul, scale, relu, gelu, transposes that keep the innermost dimension in place (row
 /// copies), slice, embedding, range, sinusoid and the masks.
 struct PointwiseKernel {
+  static constexpr const char *kind = "pointwise";
   Halide::Func output;
   /// The output's Vars, Halide dimension order.
   std::vector<Halide::Var> vars;
@@ -43,6 +41,7 @@ struct PointwiseKernel {
 
 /// A transpose that moves the innermost dimension: a 2-D tile transpose at heart.
 struct TransposeKernel {
+  static constexpr const char *kind = "transpose";
   Halide::Func output;
   Halide::ImageParam input;
   std::vector<Halide::Var> vars;
@@ -54,6 +53,7 @@ struct TransposeKernel {
 
 /// out(n, m, batch...) = sum_k lhs'(k, m, batch...) * rhs'(n, k, batch...).
 struct MatmulKernel {
+  static constexpr const char *kind = "matmul";
   Halide::Func output;
   /// The accumulator: 0, then one update over `k`.
   Halide::Func product;
@@ -81,66 +81,59 @@ struct MatmulKernel {
   llvm::SmallVector<bool, 4> lhsVaries, rhsVaries;
 };
 
-/// output = exp(x - max) / sum(exp(x - max)) along one Halide dimension, or
-/// log_softmax's x - max - log(sum(exp(x - max))).
-struct SoftmaxKernel {
+/// A reduction along Halide dimension `axis` (per-row statistics) and a pass that uses
+/// it: what softmax, layer_norm and argmax have in common.
+struct RowReductionKernel {
   Halide::Func output;
-  /// Per-row statistics, over `vars` without `axis` (for log_softmax, `max` is a Tuple
-  /// that also flags the rows holding a NaN or +inf).
-  Halide::Func max, sum;
-  /// softmax only: exp(x - max), staged so that exp is evaluated once per element.
-  /// log_softmax evaluates exp in `sum` alone and leaves this undefined.
-  Halide::Func exp;
+  /// The input's Vars, which are the output's too unless the reduction drops the axis
+  /// (argmax).
   std::vector<Halide::Var> vars;
-  /// The reduction over the softmax axis.
-  Halide::RDom r;
-  /// The softmax axis as a Halide dimension.
-  int axis = 0;
-  Extents extents;
-};
-
-/// Layer normalisation over Halide dimension 0, two-pass mean and variance.
-struct LayerNormKernel {
-  Halide::Func output;
-  /// Per-row sums of x - x0 (x0: the row's first element) and of the squared
-  /// deviations from the mean, over vars[1...].
-  Halide::Func sum, squares;
-  std::vector<Halide::Var> vars;
-  Halide::RDom r;
-  Extents extents;
-};
-
-/// argmax along Halide dimension `axis`: two reductions over it, then the index.
-struct ArgmaxKernel {
-  Halide::Func output;
-  /// Per-row max, then per-row least key (see lowerArgmax), over `vars` without `axis`.
-  Halide::Func max, key;
-  /// The input's Vars; the output's are these without `axis`.
-  std::vector<Halide::Var> vars;
+  /// The reduction over the axis.
   Halide::RDom r;
   int axis = 0;
   /// The input's extents.
   Extents extents;
 };
 
+/// output = exp(x - max) / sum(exp(x - max)) along `axis`, or log_softmax's
+/// x - max - log(sum(exp(x - max))).
+struct SoftmaxKernel : RowReductionKernel {
+  static constexpr const char *kind = "softmax";
+  /// Per-row statistics, over `vars` without `axis` (for log_softmax, `max` is a Tuple
+  /// that also flags the rows holding a NaN or +inf).
+  Halide::Func max, sum;
+  /// softmax only: exp(x - max), staged so that exp is evaluated once per element.
+  /// log_softmax evaluates exp in `sum` alone and leaves this undefined.
+  Halide::Func exp;
+};
+
+/// Layer normalisation over Halide dimension 0 (`axis` stays 0), two-pass mean and
+/// variance.
+struct LayerNormKernel : RowReductionKernel {
+  static constexpr const char *kind = "layer_norm";
+  /// Per-row sums of x - x0 (x0: the row's first element) and of the squared
+  /// deviations from the mean, over vars[1...].
+  Halide::Func sum, squares;
+};
+
+/// argmax along `axis`: two reductions over it, then the index; the output's Vars are
+/// `vars` without `axis`.
+struct ArgmaxKernel : RowReductionKernel {
+  static constexpr const char *kind = "argmax";
+  /// Per-row max, then per-row least key (see lowerArgmax), over `vars` without `axis`.
+  Halide::Func max, key;
+};
+
 /// concat along Halide dimension `axis`: an undefined pure definition, then update i
 /// copies operand i through parts[i] (its extent along the axis) into its range.
 struct ConcatKernel {
+  static constexpr const char *kind = "concat";
   Halide::Func output;
   std::vector<Halide::Var> vars;
   std::vector<Halide::RDom> parts;
   int axis = 0;
   Extents extents;
 };
-
-/// The CPU schedules; `target` supplies the vector width.
-void schedulePointwiseCpu(const PointwiseKernel &kernel, const Halide::Target &target);
-void scheduleTransposeCpu(const TransposeKernel &kernel, const Halide::Target &target);
-void scheduleMatmulCpu(const MatmulKernel &kernel, const Halide::Target &target);
-void scheduleSoftmaxCpu(const SoftmaxKernel &kernel, const Halide::Target &target);
-void scheduleLayerNormCpu(const LayerNormKernel &kernel, const Halide::Target &target);
-void scheduleArgmaxCpu(const ArgmaxKernel &kernel, const Halide::Target &target);
-void scheduleConcatCpu(const ConcatKernel &kernel, const Halide::Target &target);
 
 } // namespace kiln::halide_backend
 

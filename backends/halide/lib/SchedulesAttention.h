@@ -1,12 +1,12 @@
 //===- SchedulesAttention.h - The fused attention kernel's contract -*- C++ -*-===//
 //
-// What LowerAttention.cpp hands to the attention schedule (SchedulesCpuAttention.cpp):
-// the Funcs of a flash-style kernel and the tiling they were written for. Unlike the
-// other kernels, two tile sizes are part of the algorithm itself: the online softmax
-// visits the keys one key tile at a time (the order of its rescalings), and the causal
-// bound that skips key tiles is stated per query tile. So the schedule picks them
-// first (chooseAttentionTilesCpu), the algorithm is written for them, and the schedule
-// then orders the loops.
+// What LowerAttention.cpp hands to the attention schedule: the Funcs of a flash-style
+// kernel and the tiling they were written for. Unlike the other kernels, two tile
+// sizes are part of the algorithm itself: the online softmax visits the keys one key
+// tile at a time (the order of its rescalings), and the causal bound that skips key
+// tiles is stated per query tile. So the schedule side picks the tiles first, per
+// target (chooseAttentionTiles in Scheduler.h), the algorithm is written for them, and
+// the schedule then orders the loops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +42,7 @@ struct AttentionTiles {
 /// c a head channel (d or dv), i a query, j = t * keyTile + jj a key (t its key tile),
 /// i = qt * queryTile + ii (qt the query tile), then the batch dimensions.
 struct AttentionKernel {
+  static constexpr const char *kind = "attention";
   Halide::Func output;
   /// The running state of one query tile, (c, ii, qt, batch...): channels [0, dv) are
   /// the unnormalised output rows, channel dv the running sum l, channel dv + 1 the
@@ -76,13 +77,6 @@ struct AttentionKernel {
   /// written without reading anything; a schedule specializes on it.
   Halide::Expr empty;
 };
-
-/// The tiling for a CPU target; `queries`, `keys` and `valueDim` are static extents or
-/// kDynamicExtent.
-AttentionTiles chooseAttentionTilesCpu(const Halide::Target &target, int64_t queries,
-                                       int64_t keys, int64_t valueDim);
-
-void scheduleAttentionCpu(const AttentionKernel &kernel, const Halide::Target &target);
 
 } // namespace kiln::halide_backend
 

@@ -42,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SchedulesCpu.h"
 #include "SchedulesCpuSupport.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -103,8 +104,7 @@ Var cpu::parallelRows(Stage stage, const std::vector<Var> &rowVars, int64_t rowL
 // embedding, range, sinusoid, padding_mask, causal_mask
 //===----------------------------------------------------------------------===//
 
-void kiln::halide_backend::schedulePointwiseCpu(const PointwiseKernel &kernel,
-                                                const Target &target) {
+void cpu::schedule(const PointwiseKernel &kernel, const Target &target) {
   Func out = kernel.output;
   const std::vector<Var> &vars = kernel.vars;
   const Extents &ext = kernel.extents;
@@ -136,8 +136,7 @@ void kiln::halide_backend::schedulePointwiseCpu(const PointwiseKernel &kernel,
 // Transpose of the innermost dimension
 //===----------------------------------------------------------------------===//
 
-void kiln::halide_backend::scheduleTransposeCpu(const TransposeKernel &kernel,
-                                                const Target &target) {
+void cpu::schedule(const TransposeKernel &kernel, const Target &target) {
   Func out = kernel.output;
   int width = target.natural_vector_size(out.output_types()[0]);
   Var x = kernel.vars[0], y = kernel.vars[kernel.readsInputInner];
@@ -192,128 +191,112 @@ void vectorizeRowReduction(Func stats, RDom r, int width, const Func &out, Var a
   partial.update().vectorize(lane);
 }
 
-/// The rows of a row reduction over Halide dim 0, as parallel tasks; Var::outermost()
-/// for a rank-1 tensor (one row).
-Var reductionRows(Func out, const std::vector<Var> &vars, const Extents &ext,
-                  int64_t dynamicRowLength) {
-  if (vars.size() < 2)
-    return Var::outermost();
-  return parallelRows(out, std::vector<Var>(vars.begin() + 1, vars.end()),
-                      isStatic(ext[0]) ? ext[0] : dynamicRowLength, ext[1]);
+/// The loops of `kernel.output` over the slabs of a reduction along an outer axis (one
+/// index of every dimension but x = vars[0] and the axis), innermost first.
+std::vector<Var> slabVars(const RowReductionKernel &kernel) {
+  std::vector<Var> slabs;
+  for (size_t d = 1; d < kernel.vars.size(); ++d)
+    if (static_cast<int>(d) != kernel.axis)
+      slabs.push_back(kernel.vars[d]);
+  return slabs;
+}
+
+/// Schedules the per-row statistics `stats` (each one update over `kernel.r`) and makes
+/// parallel tasks of the output's rows; returns the loop at which the statistics of a
+/// row are computed (Var::outermost() when there is one row). Along the contiguous
+/// dimension each statistic is reduced in `width` lanes (vectorizeRowReduction), and
+/// `dynamicRowLength` sizes the tasks when the row length is dynamic. Along an outer
+/// axis each slab reduces down the axis with vectors along x.
+Var scheduleRowStatistics(const RowReductionKernel &kernel,
+                          std::initializer_list<Func> stats, int width,
+                          int64_t dynamicRowLength) {
+  Func out = kernel.output;
+  const Extents &ext = kernel.extents;
+  if (kernel.axis == 0) {
+    Var row = kernel.vars.size() < 2
+                  ? Var::outermost()
+                  : parallelRows(
+                        out, std::vector<Var>(kernel.vars.begin() + 1, kernel.vars.end()),
+                        isStatic(ext[0]) ? ext[0] : dynamicRowLength, ext[1]);
+    for (Func s : stats)
+      vectorizeRowReduction(s, kernel.r, width, out, row);
+    return row;
+  }
+  int axis = kernel.axis;
+  std::vector<Var> slabs = slabVars(kernel);
+  Var slab =
+      slabs.empty()
+          ? Var::outermost()
+          : parallelRows(out, slabs,
+                         elementCount(ext, 0, 1) * elementCount(ext, axis, axis + 1),
+                         ext[axis == 1 ? 2 : 1]);
+  Var x = kernel.vars[0];
+  for (Func s : stats) {
+    s.compute_at(out, slab).vectorize(x, width, kGuard);
+    s.update().reorder(x, kernel.r.x).vectorize(x, width, kGuard);
+  }
+  return slab;
 }
 
 } // namespace
 
-void kiln::halide_backend::scheduleSoftmaxCpu(const SoftmaxKernel &kernel,
-                                              const Target &target) {
+void cpu::schedule(const SoftmaxKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
   Func out = kernel.output;
-  const std::vector<Var> &vars = kernel.vars;
-  Var x = vars[0];
+  Var x = kernel.vars[0];
   out.vectorize(x, width, kGuard);
-  if (kernel.axis == 0) {
-    // Softmax along the contiguous dimension, one row at a time: max, exp (staged, so
-    // exp runs once per element), sum, scale; the row stays in L1 between the passes.
-    // exp is half the time (1T: 15 GB/s, 25 GB/s with exp taken out). Fusing the row
-    // loops into one parallel loop cost a division per row to recover the indices:
-    // 8.4 GB/s before parallelRows; horizontal steps vectorised (atomic) rather than
-    // a scalar loop over the lanes. log_softmax has no staged exp (it is only summed)
-    // and one more flag in its max (a Tuple reduction, still one pass): 1T 19 GB/s,
-    // 2T 38 on [8, 32000] rows (128 KB, from L2), one row per task.
-    Var row = reductionRows(out, vars, kernel.extents, 256);
-    vectorizeRowReduction(kernel.max, kernel.r, width, out, row);
-    vectorizeRowReduction(kernel.sum, kernel.r, width, out, row);
-    if (Func exp = kernel.exp; exp.defined())
-      exp.compute_at(out, row).vectorize(x, width, kGuard);
-    return;
+  // Along the contiguous dimension, one row at a time: max, exp (staged, so exp runs
+  // once per element), sum, scale; the row stays in L1 between the passes. exp is half
+  // the time (1T: 15 GB/s, 25 GB/s with exp taken out). Fusing the row loops into one
+  // parallel loop cost a division per row to recover the indices: 8.4 GB/s before
+  // parallelRows; horizontal steps vectorised (atomic) rather than a scalar loop over
+  // the lanes. log_softmax has no staged exp (it is only summed) and one more flag in
+  // its max (a Tuple reduction, still one pass): 1T 19 GB/s, 2T 38 on [8, 32000] rows
+  // (128 KB, from L2), one row per task.
+  // Along an outer dimension: each slab reduces down the axis with vectors along x,
+  // the slab's loops outside the axis.
+  if (kernel.axis != 0) {
+    std::vector<VarOrRVar> order = {x, kernel.vars[kernel.axis]};
+    for (const Var &v : slabVars(kernel))
+      order.push_back(v);
+    out.reorder(order);
   }
-  // Softmax along an outer dimension: each slab (one index of every other dimension
-  // but x) reduces down the axis with vectors along x.
-  Var axis = vars[kernel.axis];
-  std::vector<VarOrRVar> order = {x, axis};
-  std::vector<Var> slabVars;
-  for (size_t d = 1; d < vars.size(); ++d)
-    if (static_cast<int>(d) != kernel.axis)
-      slabVars.push_back(vars[d]);
-  order.insert(order.end(), slabVars.begin(), slabVars.end());
-  out.reorder(order);
-  Var slab =
-      slabVars.empty()
-          ? Var::outermost()
-          : parallelRows(out, slabVars,
-                         elementCount(kernel.extents, 0, 1) *
-                             elementCount(kernel.extents, kernel.axis, kernel.axis + 1),
-                         kernel.extents[kernel.axis == 1 ? 2 : 1]);
-  for (Func stats : {kernel.max, kernel.sum}) {
-    stats.compute_at(out, slab).vectorize(x, width, kGuard);
-    stats.update().reorder(x, kernel.r.x).vectorize(x, width, kGuard);
-  }
+  Var row = scheduleRowStatistics(kernel, {kernel.max, kernel.sum}, width, 256);
   if (Func exp = kernel.exp; exp.defined())
-    exp.compute_at(out, slab).vectorize(x, width, kGuard);
+    exp.compute_at(out, row).vectorize(x, width, kGuard);
 }
 
-void kiln::halide_backend::scheduleLayerNormCpu(const LayerNormKernel &kernel,
-                                                const Target &target) {
+void cpu::schedule(const LayerNormKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
   Func out = kernel.output;
-  const std::vector<Var> &vars = kernel.vars;
   // Two vectorised reductions over a row in L1, then the normalising pass: 1T 35-39
   // GB/s, 2T 51 GB/s on [8, 128, 512] (a 6 MB working set, from L3).
-  out.vectorize(vars[0], width, kGuard);
-  Var row = reductionRows(out, vars, kernel.extents, 512);
-  vectorizeRowReduction(kernel.sum, kernel.r, width, out, row);
-  vectorizeRowReduction(kernel.squares, kernel.r, width, out, row);
+  out.vectorize(kernel.vars[0], width, kGuard);
+  scheduleRowStatistics(kernel, {kernel.sum, kernel.squares}, width, 512);
 }
 
-void kiln::halide_backend::scheduleArgmaxCpu(const ArgmaxKernel &kernel,
-                                             const Target &target) {
+void cpu::schedule(const ArgmaxKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
-  Func out = kernel.output;
-  const std::vector<Var> &vars = kernel.vars;
-  std::vector<Var> outVars = vars;
-  outVars.erase(outVars.begin() + kernel.axis);
-  Extents outExt = kernel.extents;
-  outExt.erase(outExt.begin() + kernel.axis);
-  if (kernel.axis == 0) {
-    // Along the contiguous dimension (the vocabulary of a logits row): per row, the
-    // max and the key as `width` lane-wise partial results and one horizontal step
-    // each, as for softmax; one index per row is stored, as a scalar. [8, 32000]:
-    // 1T 37 GB/s, 2T 72 (27 / 14 us), rows from L2 read twice; a serial
-    // {index, value} scan would be bound by its compare-select chain.
-    Var row = outVars.empty()
-                  ? Var::outermost()
-                  : parallelRows(out, outVars,
-                                 isStatic(kernel.extents[0]) ? kernel.extents[0] : 4096,
-                                 outExt[0]);
-    vectorizeRowReduction(kernel.max, kernel.r, width, out, row);
-    vectorizeRowReduction(kernel.key, kernel.r, width, out, row);
-    return;
-  }
+  // Along the contiguous dimension (the vocabulary of a logits row): per row, the max
+  // and the key as `width` lane-wise partial results and one horizontal step each, as
+  // for softmax; one index per row is stored, as a scalar. [8, 32000]: 1T 37 GB/s, 2T
+  // 72 (27 / 14 us), rows from L2 read twice; a serial {index, value} scan would be
+  // bound by its compare-select chain.
   // Along an outer dimension: each output row (one index of every dimension but x and
   // the axis) reduces down the axis with vectors along x, reading input rows densely:
   // [8, 128, 512] along 128, 1T 39 GB/s, 2T 73.
-  Var x = vars[0];
-  out.vectorize(x, width, kGuard);
-  std::vector<Var> rows(outVars.begin() + 1, outVars.end());
-  Var at =
-      rows.empty()
-          ? Var::outermost()
-          : parallelRows(out, rows,
-                         elementCount(kernel.extents, 0, 1) *
-                             elementCount(kernel.extents, kernel.axis, kernel.axis + 1),
-                         outExt[1]);
-  for (Func stats : {kernel.max, kernel.key}) {
-    stats.compute_at(out, at).vectorize(x, width, kGuard);
-    stats.update().reorder(x, kernel.r.x).vectorize(x, width, kGuard);
+  if (kernel.axis != 0) {
+    Func out = kernel.output;
+    out.vectorize(kernel.vars[0], width, kGuard);
   }
+  scheduleRowStatistics(kernel, {kernel.max, kernel.key}, width, 4096);
 }
 
 //===----------------------------------------------------------------------===//
 // Concat
 //===----------------------------------------------------------------------===//
 
-void kiln::halide_backend::scheduleConcatCpu(const ConcatKernel &kernel,
-                                             const Target &target) {
+void cpu::schedule(const ConcatKernel &kernel, const Target &target) {
   Func out = kernel.output;
   const std::vector<Var> &vars = kernel.vars;
   const Extents &ext = kernel.extents;

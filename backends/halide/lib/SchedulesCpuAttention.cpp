@@ -25,7 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchedulesAttention.h"
+#include "SchedulesCpu.h"
 #include "SchedulesCpuSupport.h"
 
 #include <algorithm>
@@ -59,10 +59,8 @@ int floorPowerOfTwo(int64_t x) {
 /// more masked keys per diagonal tile; 64 it is (S = 512 causal, 1T: 64 x 64 tiles
 /// 3.62 ms, 64 x 32 3.76, 32 x 64 3.73, 32 x 32 3.53: within the noise). AVX2 (16
 /// ymm) gets 8 accumulators (not tuned).
-AttentionTiles kiln::halide_backend::chooseAttentionTilesCpu(const Target &target,
-                                                             int64_t queries,
-                                                             int64_t keys,
-                                                             int64_t valueDim) {
+AttentionTiles cpu::chooseAttentionTiles(const Target &target, int64_t queries,
+                                         int64_t keys, int64_t valueDim) {
   AttentionTiles tiles;
   const int width = target.natural_vector_size(Float(32));
   const int accumulators = width >= 16 ? 16 : 8;
@@ -195,8 +193,7 @@ void scheduleDotScores(const AttentionKernel &kernel, const Func &out, Var task,
 
 } // namespace
 
-void kiln::halide_backend::scheduleAttentionCpu(const AttentionKernel &kernel,
-                                                const Target &target) {
+void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
   const AttentionTiles &tiles = kernel.tiles;
   const int width = tiles.width;
   Func out = kernel.output, state = kernel.state;

@@ -42,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "SchedulesCpu.h"
 #include "SchedulesCpuSupport.h"
 
 #include <algorithm>
@@ -206,7 +207,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
 
   // The panel, n innermost and contiguous: for transpose_rhs a transpose in
   // width x width blocks (gathers down k, vector stores along n; staging each block
-  // with dense loads first, as scheduleTransposeCpu does, measured 2-5% slower here),
+  // with dense loads first, as the transpose schedule does, measured 2-5% slower here),
   // otherwise a copy that also keeps the panel's rows from aliasing in L1 when N is a
   // power of two.
   Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
@@ -280,8 +281,7 @@ bool useDotProduct(const MatmulKernel &kernel) {
 
 } // namespace
 
-void kiln::halide_backend::scheduleMatmulCpu(const MatmulKernel &kernel,
-                                             const Target &target) {
+void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
   if (kernel.emptyProduct.defined()) {
     // An empty contraction writes zeros, an empty output nothing; every schedule below

@@ -42,15 +42,22 @@ inline std::string oneOpModule(const std::vector<std::string> &argTypes,
       .str();
 }
 
+/// `count` draws of `distribution`, reproducible from `seed`.
+template <typename T, typename Distribution>
+std::vector<T> randomValues(size_t count, unsigned seed, Distribution distribution) {
+  std::vector<T> values(count);
+  std::mt19937 rng(seed);
+  for (T &v : values)
+    v = distribution(rng);
+  return values;
+}
+
 /// Uniform floats in [lo, hi), reproducible from `seed`.
 inline HostTensor randomTensor(Shape shape, unsigned seed, float lo = -1.0f,
                                float hi = 1.0f) {
   HostTensor t = HostTensor::floats(std::move(shape));
-  t.f32.resize(t.numElements());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float &v : t.f32)
-    v = dist(rng);
+  t.f32 = randomValues<float>(t.numElements(), seed,
+                              std::uniform_real_distribution<float>(lo, hi));
   return t;
 }
 

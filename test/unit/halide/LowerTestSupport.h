@@ -50,11 +50,8 @@ inline std::string shapeString(const Shape &shape) {
 /// Integers uniform in [lo, hi], reproducible from `seed`.
 inline HostTensor randomInts(Shape shape, unsigned seed, int32_t lo, int32_t hi) {
   HostTensor t = HostTensor::ints(std::move(shape));
-  t.i32.resize(t.numElements());
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> dist(lo, hi);
-  for (int32_t &v : t.i32)
-    v = dist(rng);
+  t.i32 = randomValues<int32_t>(t.numElements(), seed,
+                                std::uniform_int_distribution<int32_t>(lo, hi));
   return t;
 }
 

@@ -1,9 +1,10 @@
 //===- Compile.h - Compiling a kiln module to a shared library ---*- C++ -*-===//
 //
 // The Halide backend's entry point: every op of every entry point becomes a Halide
-// pipeline with a CPU (or CUDA) schedule, compiled ahead of time; identical kernels are
-// compiled once; the objects, one copy of the Halide runtime and the model manifest
-// (docs/manifest.md) are linked into NAME.so.
+// pipeline with the schedule its target's family has for it (CPU targets only, for
+// now), compiled ahead of time; identical kernels are compiled once; the objects, one
+// copy of the Halide runtime and the model manifest (docs/manifest.md) are linked into
+// NAME.so.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,133 @@
+//===- LowerSupport.cpp - Shared pieces of the op lowerings ---------------===//
+//
+// Types read as extents, inputs pinned to their types, and output extents tied to
+// their sources (see LowerSupport.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerSupport.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+
+llvm::Optional<int64_t> kiln::halide_backend::stridedViewAxis(Value value) {
+  if (auto append = value.getDefiningOp<KvAppendOp>())
+    return static_cast<int64_t>(append.axis());
+  return llvm::None;
+}
+
+Extents kiln::halide_backend::extentsOf(RankedTensorType type) {
+  Extents extents;
+  for (int64_t d : llvm::reverse(type.getShape()))
+    extents.push_back(ShapedType::isDynamic(d) ? kDynamicExtent : d);
+  return extents;
+}
+
+Halide::Type kiln::halide_backend::halideType(RankedTensorType type) {
+  return type.getElementType().isF32() ? Halide::Float(32) : Halide::Int(32);
+}
+
+Expr kiln::halide_backend::extentOf(const OutputImageParam &buffer,
+                                    const Extents &extents, int dim) {
+  return isStatic(extents[dim]) ? Expr(static_cast<int>(extents[dim]))
+                                : buffer.dim(dim).extent();
+}
+
+void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
+                                                  const Extents &extents,
+                                                  int lastDenseDim) {
+  Expr stride = 1;
+  for (int i = 0; i < static_cast<int>(extents.size()); ++i) {
+    Halide::Internal::Dimension dim = buffer.dim(i);
+    if (isStatic(extents[i])) {
+      dim.set_bounds(0, static_cast<int>(extents[i]));
+    } else {
+      dim.set_min(0);
+      // Only autoschedulers read estimates; a sequence of a few hundred is typical.
+      dim.set_estimate(0, 128);
+    }
+    if (i <= lastDenseDim)
+      dim.set_stride(stride);
+    stride = stride * extentOf(buffer, extents, i);
+  }
+}
+
+void kiln::halide_backend::constrainLayout(OutputImageParam buffer,
+                                           const Extents &extents) {
+  constrainStridedLayout(buffer, extents, static_cast<int>(extents.size()) - 1);
+}
+
+ImageParam kiln::halide_backend::makeInput(Value operand, const std::string &name) {
+  RankedTensorType type = tensorType(operand);
+  ImageParam param(halideType(type), type.getRank(), name);
+  if (llvm::Optional<int64_t> axis = stridedViewAxis(operand))
+    constrainStridedLayout(param, extentsOf(type), halideDim(type.getRank(), *axis));
+  else
+    constrainLayout(param, extentsOf(type));
+  return param;
+}
+
+std::vector<Var> kiln::halide_backend::makeVars(int rank) {
+  std::vector<Var> vars;
+  for (int i = 0; i < rank; ++i)
+    vars.emplace_back("d" + std::to_string(i));
+  return vars;
+}
+
+std::vector<Expr> kiln::halide_backend::asExprs(const std::vector<Var> &vars) {
+  return std::vector<Expr>(vars.begin(), vars.end());
+}
+
+std::vector<Expr> kiln::halide_backend::broadcastIndex(const Extents &operand,
+                                                       const std::vector<Var> &vars) {
+  std::vector<Expr> index;
+  for (size_t i = 0; i < operand.size(); ++i)
+    index.push_back(operand[i] == 1 ? Expr(0) : Expr(vars[i]));
+  return index;
+}
+
+std::vector<Expr> kiln::halide_backend::withAxis(const std::vector<Var> &vars, int axis,
+                                                 Expr value) {
+  std::vector<Expr> index = asExprs(vars);
+  index[axis] = std::move(value);
+  return index;
+}
+
+std::vector<Var> kiln::halide_backend::withoutAxis(const std::vector<Var> &vars,
+                                                   int axis) {
+  std::vector<Var> rest = vars;
+  rest.erase(rest.begin() + axis);
+  return rest;
+}
+
+void kiln::halide_backend::tieOutputExtents(Func out, const Extents &extents,
+                                            const std::vector<Expr> &source) {
+  OutputImageParam buffer = out.output_buffer();
+  for (size_t d = 0; d < extents.size(); ++d)
+    if (!isStatic(extents[d]))
+      buffer.dim(static_cast<int>(d)).set_extent(source[d]);
+}
+
+void ExtentSource::tie(OutputImageParam output, int dim, int64_t extent,
+                       llvm::ArrayRef<int> operandDims) {
+  if (isStatic(extent))
+    return; // constrainLayout pinned every side already
+  llvm::Optional<Expr> source;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    int d = operandDims[i];
+    if (d < 0 || operands[i].second[d] == 1)
+      continue;
+    Expr e = operands[i].first.dim(d).extent();
+    if (!source)
+      source = e;
+    else
+      operands[i].first.dim(d).set_extent(*source);
+  }
+  if (source)
+    output.dim(dim).set_extent(*source);
+}
+
+Expr kiln::halide_backend::floatBits(Expr bits) {
+  return Halide::reinterpret(Halide::Float(32), std::move(bits));
+}

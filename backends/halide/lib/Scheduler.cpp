@@ -1,0 +1,54 @@
+//===- Scheduler.cpp - Picking each kernel's schedule by target -----------===//
+//
+// The dispatch from kernel descriptions to the schedule family of the target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scheduler.h"
+#include "SchedulesCpu.h"
+
+using namespace kiln::halide_backend;
+
+namespace {
+
+/// The error for a GPU target, which no schedule family serves yet.
+llvm::Error noGpuSchedule(const char *kind, const Halide::Target &target) {
+  const char *api = target.has_feature(Halide::Target::CUDA) ? "CUDA" : "GPU";
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "the Halide backend has no %s schedule for %s kernels yet (target %s)", api, kind,
+      target.to_string().c_str());
+}
+
+} // namespace
+
+Halide::Func kiln::halide_backend::outputOf(const KernelDescription &kernel) {
+  return std::visit([](const auto &k) { return k.output; }, kernel);
+}
+
+llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> stages,
+                                           const Halide::Target &target) {
+  for (const KernelDescription &stage : stages) {
+    llvm::Error error = std::visit(
+        [&](const auto &kernel) -> llvm::Error {
+          if (target.has_gpu_feature())
+            return noGpuSchedule(kernel.kind, target);
+          cpu::schedule(kernel, target);
+          return llvm::Error::success();
+        },
+        stage);
+    if (error)
+      return error;
+    if (&stage != &stages.back())
+      outputOf(stage).compute_root();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<AttentionTiles>
+kiln::halide_backend::chooseAttentionTiles(const Halide::Target &target, int64_t queries,
+                                           int64_t keys, int64_t valueDim) {
+  if (target.has_gpu_feature())
+    return noGpuSchedule(AttentionKernel::kind, target);
+  return cpu::chooseAttentionTiles(target, queries, keys, valueDim);
+}

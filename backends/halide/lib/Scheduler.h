@@ -1,0 +1,48 @@
+//===- Scheduler.h - The one place a kernel's schedule is chosen -*- C++ -*-===//
+//
+// Every op's algorithm (Lower*.cpp) ends in kernel descriptions (Schedules.h,
+// SchedulesAttention.h) and schedules nothing itself; `schedule` applies the schedule
+// that the target's family has for each description. The only family today is the CPU
+// one (SchedulesCpu.h): a GPU target gets an error naming the kind of kernel that has
+// no GPU schedule yet. A CUDA family is a SchedulesCuda.h over the same descriptions
+// and one branch in Scheduler.cpp; no algorithm changes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_HALIDE_SCHEDULER_H
+#define KILN_BACKENDS_HALIDE_SCHEDULER_H
+
+#include "Schedules.h"
+#include "SchedulesAttention.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <variant>
+
+namespace kiln::halide_backend {
+
+/// Any kernel description.
+using KernelDescription =
+    std::variant<PointwiseKernel, TransposeKernel, MatmulKernel, SoftmaxKernel,
+                 LayerNormKernel, ArgmaxKernel, ConcatKernel, AttentionKernel>;
+
+/// The Func that `kernel` computes.
+Halide::Func outputOf(const KernelDescription &kernel);
+
+/// Schedules the stages of one kernel's pipeline for `target`, producers first: every
+/// stage but the last is computed whole (at root) before the next one reads it. Fails,
+/// naming the kind of kernel, when the target has no schedule for one of them.
+llvm::Error schedule(llvm::ArrayRef<KernelDescription> stages,
+                     const Halide::Target &target);
+
+/// The tiles that an attention kernel's algorithm is written for (see
+/// SchedulesAttention.h), as `target`'s attention schedule wants them; `queries`,
+/// `keys` and `valueDim` are static extents or kDynamicExtent. Fails as `schedule` does.
+llvm::Expected<AttentionTiles> chooseAttentionTiles(const Halide::Target &target,
+                                                    int64_t queries, int64_t keys,
+                                                    int64_t valueDim);
+
+} // namespace kiln::halide_backend
+
+#endif // KILN_BACKENDS_HALIDE_SCHEDULER_H

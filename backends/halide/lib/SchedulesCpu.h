@@ -1,0 +1,33 @@
+//===- SchedulesCpu.h - The CPU schedule family -----------------*- C++ -*-===//
+//
+// One schedule per kind of kernel description, for any CPU target (the target
+// supplies the vector width), chosen by Scheduler.cpp: SchedulesCpu.cpp (pointwise,
+// transpose, row reductions, concat), SchedulesCpuMatmul.cpp and
+// SchedulesCpuAttention.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_BACKENDS_HALIDE_SCHEDULESCPU_H
+#define KILN_BACKENDS_HALIDE_SCHEDULESCPU_H
+
+#include "Schedules.h"
+#include "SchedulesAttention.h"
+
+namespace kiln::halide_backend::cpu {
+
+void schedule(const PointwiseKernel &kernel, const Halide::Target &target);
+void schedule(const TransposeKernel &kernel, const Halide::Target &target);
+void schedule(const MatmulKernel &kernel, const Halide::Target &target);
+void schedule(const SoftmaxKernel &kernel, const Halide::Target &target);
+void schedule(const LayerNormKernel &kernel, const Halide::Target &target);
+void schedule(const ArgmaxKernel &kernel, const Halide::Target &target);
+void schedule(const ConcatKernel &kernel, const Halide::Target &target);
+void schedule(const AttentionKernel &kernel, const Halide::Target &target);
+
+/// The attention tiles for a CPU target (see chooseAttentionTiles in Scheduler.h).
+AttentionTiles chooseAttentionTiles(const Halide::Target &target, int64_t queries,
+                                    int64_t keys, int64_t valueDim);
+
+} // namespace kiln::halide_backend::cpu
+
+#endif // KILN_BACKENDS_HALIDE_SCHEDULESCPU_H
