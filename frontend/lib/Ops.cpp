@@ -110,6 +110,10 @@ Tensor kiln::dsl::add(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<AddOp>("add", lhs.tensor, rhs.tensor, loc);
 }
 
+Tensor kiln::dsl::sub(Operand lhs, Operand rhs, SourceLoc loc) {
+  return binary<SubOp>("sub", lhs.tensor, rhs.tensor, loc);
+}
+
 Tensor kiln::dsl::mul(Operand lhs, Operand rhs, SourceLoc loc) {
   return binary<MulOp>("mul", lhs.tensor, rhs.tensor, loc);
 }
@@ -224,6 +228,9 @@ Tensor kiln::dsl::transpose(Operand input, std::vector<int64_t> permutation,
 
 Tensor kiln::dsl::operator+(Operand lhs, const Tensor &rhs) {
   return add(lhs, rhs, lhs.loc);
+}
+Tensor kiln::dsl::operator-(Operand lhs, const Tensor &rhs) {
+  return sub(lhs, rhs, lhs.loc);
 }
 Tensor kiln::dsl::operator*(Operand lhs, const Tensor &rhs) {
   return mul(lhs, rhs, lhs.loc);

@@ -89,18 +89,6 @@ ShapeResult MatmulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::matmul(operands[0], operands[1], transpose_lhs(), transpose_rhs());
 }
 
-ShapeResult AddOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  return shape_rules::broadcast(operands[0], operands[1]);
-}
-
-ShapeResult MulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  return shape_rules::broadcast(operands[0], operands[1]);
-}
-
-ShapeResult DivOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
-  return shape_rules::broadcast(operands[0], operands[1]);
-}
-
 ShapeResult MaskedFillOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::maskedFill(operands[0], operands[1]);
 }

@@ -161,6 +161,10 @@ void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
     return lowerPointwise(op, {"lhs", "rhs"},
                           [](const Values &v) { return v[0] + v[1]; });
   });
+  table.add<SubOp>([](SubOp op) {
+    return lowerPointwise(op, {"lhs", "rhs"},
+                          [](const Values &v) { return v[0] - v[1]; });
+  });
   table.add<MulOp>([](MulOp op) {
     return lowerPointwise(op, {"lhs", "rhs"},
                           [](const Values &v) { return v[0] * v[1]; });

@@ -6,10 +6,9 @@
 
 using namespace kiln::reference;
 
-/// `op` applied to `lhs` and `rhs` broadcast against each other, NumPy style.
-template <typename Op>
-static llvm::Expected<HostTensor> broadcastBinary(const HostTensor &lhs,
-                                                  const HostTensor &rhs, Op op) {
+llvm::Expected<HostTensor>
+kiln::reference::binary(const HostTensor &lhs, const HostTensor &rhs,
+                        llvm::function_ref<float(float, float)> combine) {
   llvm::Expected<Shape> shape = broadcastShapes(lhs.shape, rhs.shape);
   if (!shape)
     return shape.takeError();
@@ -18,24 +17,10 @@ static llvm::Expected<HostTensor> broadcastBinary(const HostTensor &lhs,
   HostTensor out = HostTensor::floats(*shape);
   int64_t i = 0;
   forEachIndex(*shape, [&](llvm::ArrayRef<int64_t> index) {
-    out.f32[i++] = op(lhs.f32[dot(index, lhsStrides)], rhs.f32[dot(index, rhsStrides)]);
+    out.f32[i++] =
+        combine(lhs.f32[dot(index, lhsStrides)], rhs.f32[dot(index, rhsStrides)]);
   });
   return out;
-}
-
-llvm::Expected<HostTensor> kiln::reference::add(const HostTensor &lhs,
-                                                const HostTensor &rhs) {
-  return broadcastBinary(lhs, rhs, [](float a, float b) { return a + b; });
-}
-
-llvm::Expected<HostTensor> kiln::reference::mul(const HostTensor &lhs,
-                                                const HostTensor &rhs) {
-  return broadcastBinary(lhs, rhs, [](float a, float b) { return a * b; });
-}
-
-llvm::Expected<HostTensor> kiln::reference::div(const HostTensor &lhs,
-                                                const HostTensor &rhs) {
-  return broadcastBinary(lhs, rhs, [](float a, float b) { return a / b; });
 }
 
 llvm::Expected<HostTensor> kiln::reference::maskedFill(const HostTensor &input,

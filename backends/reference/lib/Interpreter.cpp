@@ -31,9 +31,12 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<MatmulOp>([&](MatmulOp m) -> Result {
         return matmul(*args[0], *args[1], m.transpose_lhs(), m.transpose_rhs());
       })
-      .Case<AddOp>([&](AddOp) -> Result { return add(*args[0], *args[1]); })
-      .Case<MulOp>([&](MulOp) -> Result { return mul(*args[0], *args[1]); })
-      .Case<DivOp>([&](DivOp) -> Result { return div(*args[0], *args[1]); })
+      .Case<AddOp>([&](AddOp) { return binary(*args[0], *args[1], std::plus<float>()); })
+      .Case<SubOp>([&](SubOp) { return binary(*args[0], *args[1], std::minus<float>()); })
+      .Case<MulOp>(
+          [&](MulOp) { return binary(*args[0], *args[1], std::multiplies<float>()); })
+      .Case<DivOp>(
+          [&](DivOp) { return binary(*args[0], *args[1], std::divides<float>()); })
       .Case<ConstantOp>([&](ConstantOp c) -> Result {
         auto type = c.getType().cast<RankedTensorType>();
         std::vector<float> data;

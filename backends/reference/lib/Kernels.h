@@ -16,6 +16,7 @@
 #include "kiln/backends/reference/Interpreter.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <functional>
@@ -70,9 +71,10 @@ llvm::Expected<AxisLines> axisLines(llvm::ArrayRef<int64_t> shape, int64_t axis,
 //===----------------------------------------------------------------------===//
 
 // Elementwise.cpp
-llvm::Expected<HostTensor> add(const HostTensor &lhs, const HostTensor &rhs);
-llvm::Expected<HostTensor> mul(const HostTensor &lhs, const HostTensor &rhs);
-llvm::Expected<HostTensor> div(const HostTensor &lhs, const HostTensor &rhs);
+/// `combine` applied to `lhs` and `rhs` broadcast against each other, NumPy style: the
+/// kernel of every elementwise binary op (add, sub, mul, div).
+llvm::Expected<HostTensor> binary(const HostTensor &lhs, const HostTensor &rhs,
+                                  llvm::function_ref<float(float, float)> combine);
 /// `value` where the boolean `mask` (broadcast to the input, never enlarging it) is 1.
 llvm::Expected<HostTensor> maskedFill(const HostTensor &input, const HostTensor &mask,
                                       float value);

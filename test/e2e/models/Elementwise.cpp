@@ -19,11 +19,14 @@ Model kiln::e2e::buildElementwiseModel() {
   Tensor z = f.input("z", DType::F32, {dyn("B"), 1, 24});
   f.output("sum", x + y);
   f.output("prod", x * y);
+  f.output("difference", x - y);
+  f.output("sub_row", sub(row, x));
   f.output("add_col", add(x, col));
   f.output("mul_row", mul(row, x));
   f.output("mul_one", mul(x, one));
   f.output("add_bias", z + bias);
   f.output("add_outer", add(col, z));
+  f.output("sub_bias", bias - z);
   return m.finish();
 }
 

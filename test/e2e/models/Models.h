@@ -16,7 +16,7 @@ namespace kiln::e2e {
 /// All four transpose combinations, a rank-2 rhs broadcast over the batch, 4-D x 3-D
 /// batch broadcasting against a static 1, and a weight.
 dsl::Model buildMatmulModel();
-/// add / mul: equal shapes, a trailing 1, a missing leading dim, a [1], a weight.
+/// add / sub / mul: equal shapes, a trailing 1, a missing leading dim, a [1], a weight.
 dsl::Model buildElementwiseModel();
 /// scale, relu, and relu of a temporary.
 dsl::Model buildUnaryModel();

@@ -50,6 +50,14 @@ func @mul_broadcast_mismatch(%a: tensor<2x1x3xf32>, %b: tensor<4x2xf32>) -> tens
 
 // -----
 
+func @sub_broadcast_mismatch(%a: tensor<?x3xf32>, %b: tensor<2x4xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'kiln.sub' op shapes [?, 3] and [2, 4] do not broadcast: 3 vs 4}}
+  %0 = kiln.sub %a, %b : (tensor<?x3xf32>, tensor<2x4xf32>) -> tensor<?x3xf32>
+  kiln.return %0 : tensor<?x3xf32>
+}
+
+// -----
+
 func @add_i32(%a: tensor<2xi32>) -> tensor<2xi32> {
   // expected-error @+1 {{'kiln.add' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2xi32>'}}
   %0 = kiln.add %a, %a : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>

@@ -44,13 +44,15 @@ func @matmul(%x: tensor<?x?x512xf32>, %w: tensor<2048x512xf32>,
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[B:.+]]: tensor<512xf32>)
 // CHECK: %[[A:.+]] = kiln.add %[[X]], %[[B]] : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
 // CHECK: %[[M:.+]] = kiln.mul %[[A]], %[[B]] : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
-// CHECK: %[[S:.+]] = kiln.scale %[[M]] {factor = 1.250000e-01 : f32} : tensor<?x?x512xf32>
+// CHECK: %[[D:.+]] = kiln.sub %[[B]], %[[M]] : (tensor<512xf32>, tensor<?x?x512xf32>) -> tensor<?x?x512xf32>
+// CHECK: %[[S:.+]] = kiln.scale %[[D]] {factor = 1.250000e-01 : f32} : tensor<?x?x512xf32>
 // CHECK: %[[R:.+]] = kiln.relu %[[S]] : tensor<?x?x512xf32>
 // CHECK: kiln.return %[[R]]
 func @elementwise(%x: tensor<?x?x512xf32>, %b: tensor<512xf32>) -> tensor<?x?x512xf32> {
   %a = kiln.add %x, %b : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
   %m = kiln.mul %a, %b : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
-  %s = kiln.scale %m {factor = 0.125 : f32} : tensor<?x?x512xf32>
+  %d = kiln.sub %b, %m : (tensor<512xf32>, tensor<?x?x512xf32>) -> tensor<?x?x512xf32>
+  %s = kiln.scale %d {factor = 0.125 : f32} : tensor<?x?x512xf32>
   %r = kiln.relu %s : tensor<?x?x512xf32>
   kiln.return %r : tensor<?x?x512xf32>
 }

@@ -55,6 +55,40 @@ TEST(FrontendOps, EncoderInputsHaveNamedShapes) {
   EXPECT_NE(text.find("-> tensor<?x16xf32>"), std::string::npos) << text;
 }
 
+TEST(FrontendOps, SubtractionKeepsItsOperandOrderAndBroadcasts) {
+  ModelBuilder m("sub");
+  Parameter mean = m.parameter("mean", {16});
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("S"), 16});
+  Tensor centred = x - mean;
+  EXPECT_EQ(toString(centred.shape()), "[B, S, 16]");
+  Tensor flipped = sub(mean, x);
+  EXPECT_EQ(toString(flipped.shape()), "[B, S, 16]");
+  e.output("centred", centred);
+  e.output("flipped", flipped);
+  Model model = m.finish();
+  ASSERT_TRUE(model.ok()) << model.errors()[0].str();
+  std::string text = printed(model);
+  EXPECT_NE(text.find("kiln.sub %arg0, %0 : (tensor<?x?x16xf32>, tensor<16xf32>)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kiln.sub %0, %arg0 : (tensor<16xf32>, tensor<?x?x16xf32>)"),
+            std::string::npos)
+      << text;
+}
+
+TEST(FrontendOps, SubtractionOfShapesThatDoNotBroadcastIsAnErrorAtTheLine) {
+  ModelBuilder m("bad");
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("S"), 16});
+  Tensor y = e.input("y", DType::F32, {dyn("B"), dyn("T"), 16});
+  unsigned line = __LINE__ + 1;
+  Tensor d = x - y;
+  e.output("d", d);
+  expectOneErrorAt(m.finish(), line,
+                   "sub: shapes [B, S, 16] and [B, T, 16] do not broadcast: S vs T");
+}
+
 TEST(FrontendOps, DecoderHeadShapes) {
   ModelBuilder m("dec");
   Parameter w = m.parameter("proj.weight", {50, 16});

@@ -58,6 +58,24 @@ TEST_F(ReferenceElementwise, AddBroadcastsSizeOneDimsOfBothOperands) {
         EXPECT_EQ(out.f32[(i * 3 + j) * 4 + k], x[i * 4 + k] + y[j]);
 }
 
+TEST_F(ReferenceElementwise, SubIsOrderedAndBroadcasts) {
+  // [3, 1] - [2, 1, 4] -> [2, 3, 4]: the lhs minus the rhs, whichever is broadcast.
+  parse(R"mlir(
+    func @f(%y: tensor<3x1xf32>, %x: tensor<2x1x4xf32>) -> tensor<2x3x4xf32> {
+      %0 = kiln.sub %y, %x : (tensor<3x1xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32>
+      kiln.return %0 : tensor<2x3x4xf32>
+    })mlir");
+  std::vector<float> y = randomFloats(3, 11), x = randomFloats(8, 12);
+  HostTensor out =
+      runBinary(HostTensor::floats({3, 1}, y), HostTensor::floats({2, 1, 4}, x));
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{2, 3, 4}));
+  ASSERT_EQ(out.f32.size(), 24u);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j)
+      for (int k = 0; k < 4; ++k)
+        EXPECT_EQ(out.f32[(i * 3 + j) * 4 + k], y[j] - x[i * 4 + k]);
+}
+
 TEST_F(ReferenceElementwise, MulOuterProductByBroadcasting) {
   parse(R"mlir(
     func @f(%x: tensor<3x1xf32>, %y: tensor<1x4xf32>) -> tensor<3x4xf32> {

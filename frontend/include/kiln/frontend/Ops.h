@@ -20,6 +20,7 @@ using SourceLoc = std::source_location;
 Tensor matmul(Operand lhs, Operand rhs, bool transposeLhs = false,
               bool transposeRhs = false, SourceLoc loc = SourceLoc::current());
 Tensor add(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
+Tensor sub(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 Tensor mul(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 Tensor div(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 /// A scalar f32 constant (rank 0, broadcasting against anything), e.g. the sqrt(d_k)
@@ -107,6 +108,7 @@ Tensor kvAppend(const std::string &name, const Tensor &value, int64_t axis,
 
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);
+Tensor operator-(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, float factor);
 Tensor operator/(Operand lhs, float divisor);

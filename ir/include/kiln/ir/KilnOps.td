@@ -103,8 +103,11 @@ def Kiln_LinearOp : Kiln_ShapedOp<"linear"> {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+// An elementwise binary op is one `def` below: the broadcasting shape rule is this
+// class's, so a new one needs no C++ in ir/.
 class Kiln_BinaryOp<string mnemonic, string formula>
-    : Kiln_ShapedOp<mnemonic, [SameOperandsAndResultElementType]> {
+    : Kiln_Op<mnemonic, [NoSideEffect, SameOperandsAndResultElementType,
+                         Kiln_SymbolicShapeOpInterface]> {
   let summary = "elementwise " # formula # " with NumPy broadcasting";
   let description = [{
     Dimensions of size 1 and missing leading dimensions broadcast. A dynamic dimension
@@ -118,9 +121,15 @@ class Kiln_BinaryOp<string mnemonic, string formula>
   let arguments = (ins Kiln_F32Tensor:$lhs, Kiln_F32Tensor:$rhs);
   let results = (outs Kiln_F32Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    ::kiln::ShapeResult inferSymbolicShape(::llvm::ArrayRef<::kiln::SymShape> operands) {
+      return ::kiln::shape_rules::broadcast(operands[0], operands[1]);
+    }
+  }];
 }
 
 def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs">;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "lhs - rhs">;
 def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs">;
 def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
 
