@@ -298,46 +298,17 @@ EXPORT int fake_fail_argv(void **args) {
   return halide_error_code_generic_error;
 }
 
-/* Halide's metadata for one kernel, as generated code exports it. */
+/* Halide's metadata for one kernel, as generated code exports it: each argument an f32
+ * buffer of `dims` dimensions. */
+#define F32_BUFFER(name, kind, dims)                                                     \
+  { name, kind, dims, {halide_type_float, 32, 1}, NULL, NULL, NULL, NULL, NULL }
 static const struct halide_filter_argument_t add_arguments[3] = {
-    {"a",
-     halide_argument_kind_input_buffer,
-     3,
-     {halide_type_float, 32, 1},
-     NULL,
-     NULL,
-     NULL,
-     NULL,
-     NULL},
-    {"b",
-     halide_argument_kind_input_buffer,
-     3,
-     {halide_type_float, 32, 1},
-     NULL,
-     NULL,
-     NULL,
-     NULL,
-     NULL},
+    F32_BUFFER("a", halide_argument_kind_input_buffer, 3),
+    F32_BUFFER("b", halide_argument_kind_input_buffer, 3),
 #ifdef FAKE_BAD_METADATA
-    {"out",
-     halide_argument_kind_output_buffer,
-     2,
-     {halide_type_float, 32, 1},
-     NULL,
-     NULL,
-     NULL,
-     NULL,
-     NULL},
+    F32_BUFFER("out", halide_argument_kind_output_buffer, 2),
 #else
-    {"out",
-     halide_argument_kind_output_buffer,
-     3,
-     {halide_type_float, 32, 1},
-     NULL,
-     NULL,
-     NULL,
-     NULL,
-     NULL},
+    F32_BUFFER("out", halide_argument_kind_output_buffer, 3),
 #endif
 };
 static const struct halide_filter_metadata_t add_metadata = {1, 3, add_arguments,
