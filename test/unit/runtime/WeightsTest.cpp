@@ -145,6 +145,74 @@ TEST_F(WeightsFixture, DecreasingOffsets) {
       r, "tensor 'proj.weight': data_offsets [16, 0] are not an increasing range");
 }
 
+// Hugging Face's loader rejects each of the next four layouts; so does Kiln.
+TEST_F(WeightsFixture, OverlappingTensors) {
+  Result r = openBytes(safetensorsBytes(
+      "{" + weightEntry() + ", " + biasEntry("[8, 24]") + "}", floatBytes(6)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "tensor 'proj.bias' (data_offsets [8, 24]) overlaps tensor "
+                        "'proj.weight' (data_offsets [0, 16])");
+}
+
+TEST_F(WeightsFixture, HoleBetweenTensors) {
+  Result r = openBytes(safetensorsBytes(
+      "{" + weightEntry() + ", " + biasEntry("[20, 36]") + "}", floatBytes(9)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "bytes [16, 20) of the data section belong to no tensor (a hole "
+                        "between 'proj.weight' (data_offsets [0, 16]) and 'proj.bias' "
+                        "(data_offsets [20, 36]))");
+}
+
+TEST_F(WeightsFixture, HoleBeforeFirstTensor) {
+  Result r = openBytes(safetensorsBytes("{" + weightEntry("F32", "[4]", "[4, 20]") +
+                                            ", " + biasEntry("[20, 36]") + "}",
+                                        floatBytes(9)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "bytes [0, 4) of the data section belong to no tensor (a hole "
+                        "before 'proj.weight' (data_offsets [4, 20]))");
+}
+
+TEST_F(WeightsFixture, TrailingBytes) {
+  Result r = openBytes(
+      safetensorsBytes("{" + weightEntry() + ", " + biasEntry() + "}", floatBytes(9)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "4 trailing bytes after the last tensor 'proj.bias' "
+                        "(data_offsets [16, 32]): the data section has 36 bytes, the "
+                        "tensors cover 32");
+}
+
+TEST_F(WeightsFixture, NonUtf8TensorName) {
+  Result r =
+      openBytes(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+                                     ", \"bad\xC0\xAFname\": {\"dtype\": \"F32\", "
+                                     "\"shape\": [1], \"data_offsets\": [32, 36]}}",
+                                 floatBytes(9)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "tensor name \"bad\\xc0\\xafname\" is not valid UTF-8 (byte 3 of "
+                        "the name)");
+}
+
+TEST_F(WeightsFixture, NonUtf8Metadata) {
+  Result r =
+      openBytes(safetensorsBytes("{\"__metadata__\": {\"format\": \"\xED\xA0\x80\"}, " +
+                                     weightEntry() + ", " + biasEntry() + "}",
+                                 floatBytes(8)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(r, "the header is not valid UTF-8 (byte 37 of the file)");
+}
+
+TEST_F(WeightsFixture, Utf8NamesAreNotCorruption) {
+  Result r =
+      openBytes(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+                                     ", \"d\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\": "
+                                     "{\"dtype\": \"F32\", \"shape\": [1], "
+                                     "\"data_offsets\": [32, 36]}}",
+                                 floatBytes(9)));
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+  EXPECT_MESSAGE_HAS(
+      r, "unexpected tensor 'd\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80' (F32 [1])");
+}
+
 TEST_F(WeightsFixture, MissingTensor) {
   Result r = openBytes(safetensorsBytes("{" + weightEntry() + "}", floatBytes(4)));
   EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
