@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <unordered_set>
 
 namespace kiln::rt {
 
@@ -108,13 +109,16 @@ private:
     skipSpace();
     if (consume("}"))
       return;
+    // A hash set, not Json::find: a scan per key made a 160k-key safetensors header take
+    // most of a minute.
+    std::unordered_set<std::string> keys;
     while (true) {
       skipSpace();
       if (pos_ >= text_.size() || text_[pos_] != '"')
         error("expected a string key");
       size_t keyOffset = pos_;
       std::string key = parseString();
-      if (value.find(key)) {
+      if (!keys.insert(key).second) {
         pos_ = keyOffset;
         error("duplicate key \"" + key + "\"");
       }

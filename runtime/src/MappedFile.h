@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <string>
 
 namespace kiln::rt {
@@ -25,9 +26,17 @@ public:
   const uint8_t *data() const { return data_; }
   size_t size() const { return size_; }
   const std::string &path() const { return path_; }
+  // Throws Error (FAILED_PRECONDITION) when the file's size or modification time is not
+  // what it was at open: it was rewritten in place, and the mapping may now read other
+  // bytes or, past a new end, raise SIGBUS. A file replaced by rename is unaffected: the
+  // mapping holds the old one.
+  void checkUnchanged() const;
 
 private:
   std::string path_;
+  const char *what_;
+  int fd_ = -1;
+  timespec modified_{};
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
 };

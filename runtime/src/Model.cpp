@@ -3,6 +3,7 @@
 #include "Model.h"
 
 #include "DType.h"
+#include "ElfCheck.h"
 #include "Error.h"
 #include "HalideErrors.h"
 
@@ -56,6 +57,7 @@ Model::Model(const std::string &path) : path_(path) {
   if (!S_ISREG(st.st_mode))
     fail(KILN_STATUS_INVALID_MODEL, "model file '", path, "' is not a regular file");
 
+  checkElfFile(path);
   // Without a slash dlopen would search the library path instead of opening this file.
   std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
   // RTLD_LOCAL: each model carries its own Halide runtime; two models must not bind to

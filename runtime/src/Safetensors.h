@@ -33,6 +33,8 @@ public:
   const std::string &path() const { return file_.path(); }
   const std::vector<SafetensorsTensor> &tensors() const { return tensors_; }
   const uint8_t *data(const SafetensorsTensor &t) const { return dataStart_ + t.begin; }
+  // See MappedFile::checkUnchanged.
+  void checkUnchanged() const { file_.checkUnchanged(); }
 
 private:
   MappedFile file_;

@@ -100,6 +100,8 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   EntryState &st = state(entry);
 
   // Checks: nothing has changed yet when one of them fails.
+  if (weights_)
+    weights_->checkUnchanged();
   std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, count);
   bindAllDims(e, st, byInput);
   evaluateShapes(e, st, byInput);

@@ -28,6 +28,9 @@ public:
   // Whether this file was checked against the same parameter list as `manifest`'s.
   bool fits(const Manifest &manifest) const;
   const std::string &path() const { return file_.path(); }
+  // Throws Error (FAILED_PRECONDITION) when the file was changed in place since it was
+  // opened; a run checks this before it reads the mapped parameters.
+  void checkUnchanged() const { file_.checkUnchanged(); }
 
   mutable std::atomic<int> refs{1};
 

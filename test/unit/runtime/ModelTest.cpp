@@ -24,6 +24,21 @@ Result openFails(const std::string &path) {
   return r;
 }
 
+// Expects opening `path` to fail with `code` and `message` in the text.
+void expectOpenFails(const std::string &path, kiln_status_code code,
+                     const std::string &message) {
+  Result r = openFails(path);
+  EXPECT_EQ(r.code, code) << r;
+  EXPECT_NE(r.message.find(message), std::string::npos) << r;
+}
+
+// Expects opening `path` to fail with exactly "model 'PATH': invalid manifest: PROBLEM".
+void expectInvalidManifest(const std::string &path, const std::string &problem) {
+  Result r = openFails(path);
+  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
+  EXPECT_EQ(r.message, "model '" + path + "': invalid manifest: " + problem);
+}
+
 std::vector<std::string> dims(const kiln_tensor_info &info) {
   return std::vector<std::string>(info.dims, info.dims + info.rank);
 }
@@ -167,9 +182,8 @@ TEST_F(ModelFixture, FindEntryListsTheAvailableOnes) {
 }
 
 TEST(ModelOpen, MissingFileIsNotFound) {
-  Result r = openFails("/nonexistent/dir/model.so");
-  EXPECT_EQ(r.code, KILN_STATUS_NOT_FOUND) << r;
-  EXPECT_NE(r.message.find("/nonexistent/dir/model.so"), std::string::npos) << r;
+  expectOpenFails("/nonexistent/dir/model.so", KILN_STATUS_NOT_FOUND,
+                  "/nonexistent/dir/model.so");
 }
 
 TEST(ModelOpen, UnrelatedLibraryIsNotAKilnModel) {
@@ -182,38 +196,27 @@ TEST(ModelOpen, UnrelatedLibraryIsNotAKilnModel) {
 TEST(ModelOpen, GarbageFileCannotBeLoaded) {
   std::string path = tempPath("garbage.so");
   writeFile(path, "this is not an ELF file at all");
-  Result r = openFails(path);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_NE(r.message.find("cannot load model '" + path + "'"), std::string::npos) << r;
+  expectOpenFails(path, KILN_STATUS_INVALID_MODEL, "cannot load model '" + path + "'");
   std::remove(path.c_str());
 }
 
 TEST(ModelOpen, DirectoryIsRejected) {
-  Result r = openFails(::testing::TempDir());
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_NE(r.message.find("not a regular file"), std::string::npos) << r;
+  expectOpenFails(::testing::TempDir(), KILN_STATUS_INVALID_MODEL, "not a regular file");
 }
 
 TEST(ModelOpen, OtherAbiVersionIsIncompatible) {
-  Result r = openFails(FAKE_MODEL_ABI2);
-  EXPECT_EQ(r.code, KILN_STATUS_INCOMPATIBLE) << r;
-  EXPECT_NE(r.message.find("built for Kiln model ABI 2; this runtime supports ABI 1"),
-            std::string::npos)
-      << r;
+  expectOpenFails(FAKE_MODEL_ABI2, KILN_STATUS_INCOMPATIBLE,
+                  "built for Kiln model ABI 2; this runtime supports ABI 1");
 }
 
 TEST(ModelOpen, MissingKernelSymbolIsNamed) {
-  Result r = openFails(FAKE_MODEL_MISSING_KERNEL);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_NE(r.message.find("fake_missing_argv"), std::string::npos) << r;
+  expectOpenFails(FAKE_MODEL_MISSING_KERNEL, KILN_STATUS_INVALID_MODEL,
+                  "fake_missing_argv");
 }
 
 TEST(ModelOpen, InvalidManifestPointsAtTheProblem) {
-  Result r = openFails(FAKE_MODEL_BAD_MANIFEST);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_NE(r.message.find("entries[4] ('bad').outputs[0].buffer: index 7 out of range"),
-            std::string::npos)
-      << r;
+  expectOpenFails(FAKE_MODEL_BAD_MANIFEST, KILN_STATUS_INVALID_MODEL,
+                  "entries[4] ('bad').outputs[0].buffer: index 7 out of range");
 }
 
 TEST(ModelOpen, KernelMetadataMustMatchTheManifest) {
@@ -226,22 +229,16 @@ TEST(ModelOpen, KernelMetadataMustMatchTheManifest) {
 }
 
 TEST(ModelOpen, BoundsOnAFloatInputAreRejected) {
-  Result r = openFails(FAKE_MODEL_FLOAT_BOUNDS);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_EQ(r.message,
-            std::string("model '") + FAKE_MODEL_FLOAT_BOUNDS +
-                "': invalid manifest: entries[0] ('forward').inputs[0].bounds: input "
-                "'x' is f32; bounds are only allowed on i32 and i64 inputs");
+  expectInvalidManifest(FAKE_MODEL_FLOAT_BOUNDS,
+                        "entries[0] ('forward').inputs[0].bounds: input 'x' is f32; "
+                        "bounds are only allowed on i32 and i64 inputs");
 }
 
 TEST(ModelOpen, MalformedBoundsAreRejected) {
-  Result r = openFails(FAKE_MODEL_BAD_BOUNDS);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_MODEL) << r;
-  EXPECT_EQ(r.message,
-            std::string("model '") + FAKE_MODEL_BAD_BOUNDS +
-                "': invalid manifest: entries[3] ('encode').inputs[1].bounds[1]: bad "
-                "dimension expression \"S+\": unexpected end, where a number, name "
-                "or '(' was expected");
+  expectInvalidManifest(FAKE_MODEL_BAD_BOUNDS,
+                        "entries[3] ('encode').inputs[1].bounds[1]: bad dimension "
+                        "expression \"S+\": unexpected end, where a number, name or "
+                        "'(' was expected");
 }
 
 TEST(ModelOpen, NullArgumentsAreInvalid) {

@@ -59,6 +59,12 @@ struct WeightsFixture : ::testing::Test {
     writeFile(path, bytes);
     return open();
   }
+  // Expects `bytes` to be refused as INVALID_WEIGHTS, with `message` in the text.
+  void expectInvalid(const std::string &bytes, const std::string &message) {
+    Result r = openBytes(bytes);
+    EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
+    EXPECT_NE(r.message.find(message), std::string::npos) << r;
+  }
 };
 
 #define EXPECT_MESSAGE_HAS(result, text)                                                 \
@@ -105,44 +111,92 @@ TEST_F(WeightsFixture, NotSafetensors) {
 TEST_F(WeightsFixture, HeaderLengthBeyondFile) {
   std::string bytes = safetensorsBytes("{}", "");
   bytes[1] = 0x10; // length 4096 + 2
-  Result r = openBytes(bytes);
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "header length 4098 exceeds the 2 bytes after the length field");
+  expectInvalid(bytes, "header length 4098 exceeds the 2 bytes after the length field");
 }
 
 TEST_F(WeightsFixture, HeaderNotJson) {
-  Result r = openBytes(safetensorsBytes("{\"proj.weight\": [1, 2", ""));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "the header is not valid JSON");
+  expectInvalid(safetensorsBytes("{\"proj.weight\": [1, 2", ""),
+                "the header is not valid JSON");
 }
 
 TEST_F(WeightsFixture, TruncatedData) {
   std::string bytes =
       safetensorsBytes("{" + weightEntry() + ", " + biasEntry() + "}", floatBytes(8));
-  Result r = openBytes(bytes.substr(0, bytes.size() - 6));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r,
-                     "tensor 'proj.bias': data_offsets [16, 32] exceed the data section "
-                     "(26 bytes) - is the file truncated?");
+  expectInvalid(bytes.substr(0, bytes.size() - 6),
+                "tensor 'proj.bias': data_offsets [16, 32] exceed the data section "
+                "(26 bytes) - is the file truncated?");
 }
 
 TEST_F(WeightsFixture, OffsetsNotMatchingShape) {
-  Result r = openBytes(safetensorsBytes("{" + weightEntry("F32", "[4]", "[0, 12]") +
-                                            ", " + biasEntry("[12, 28]") + "}",
-                                        floatBytes(8)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(
-      r, "tensor 'proj.weight': data_offsets [0, 12] hold 12 bytes but F32 [4] "
-         "needs 4 x 4 bytes");
+  expectInvalid(safetensorsBytes("{" + weightEntry("F32", "[4]", "[0, 12]") + ", " +
+                                     biasEntry("[12, 28]") + "}",
+                                 floatBytes(8)),
+                "tensor 'proj.weight': data_offsets [0, 12] hold 12 bytes but F32 [4] "
+                "needs 4 x 4 bytes");
 }
 
 TEST_F(WeightsFixture, DecreasingOffsets) {
-  Result r = openBytes(safetensorsBytes("{" + weightEntry("F32", "[4]", "[16, 0]") +
-                                            ", " + biasEntry() + "}",
-                                        floatBytes(8)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(
-      r, "tensor 'proj.weight': data_offsets [16, 0] are not an increasing range");
+  expectInvalid(safetensorsBytes("{" + weightEntry("F32", "[4]", "[16, 0]") + ", " +
+                                     biasEntry() + "}",
+                                 floatBytes(8)),
+                "tensor 'proj.weight': data_offsets [16, 0] are not an increasing range");
+}
+
+// Hugging Face's loader rejects each of the next four layouts; so does Kiln.
+TEST_F(WeightsFixture, OverlappingTensors) {
+  expectInvalid(safetensorsBytes("{" + weightEntry() + ", " + biasEntry("[8, 24]") + "}",
+                                 floatBytes(6)),
+                "tensor 'proj.bias' (data_offsets [8, 24]) overlaps tensor "
+                "'proj.weight' (data_offsets [0, 16])");
+}
+
+TEST_F(WeightsFixture, HoleBetweenTensors) {
+  expectInvalid(safetensorsBytes("{" + weightEntry() + ", " + biasEntry("[20, 36]") + "}",
+                                 floatBytes(9)),
+                "bytes [16, 20) of the data section belong to no tensor (a hole "
+                "between 'proj.weight' (data_offsets [0, 16]) and 'proj.bias' "
+                "(data_offsets [20, 36]))");
+}
+
+TEST_F(WeightsFixture, HoleBeforeFirstTensor) {
+  expectInvalid(safetensorsBytes("{" + weightEntry("F32", "[4]", "[4, 20]") + ", " +
+                                     biasEntry("[20, 36]") + "}",
+                                 floatBytes(9)),
+                "bytes [0, 4) of the data section belong to no tensor (a hole "
+                "before 'proj.weight' (data_offsets [4, 20]))");
+}
+
+TEST_F(WeightsFixture, TrailingBytes) {
+  expectInvalid(
+      safetensorsBytes("{" + weightEntry() + ", " + biasEntry() + "}", floatBytes(9)),
+      "4 trailing bytes after the last tensor 'proj.bias' "
+      "(data_offsets [16, 32]): the data section has 36 bytes, the "
+      "tensors cover 32");
+}
+
+TEST_F(WeightsFixture, NonUtf8TensorName) {
+  expectInvalid(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+                                     ", \"bad\xC0\xAFname\": {\"dtype\": \"F32\", "
+                                     "\"shape\": [1], \"data_offsets\": [32, 36]}}",
+                                 floatBytes(9)),
+                "tensor name \"bad\\xc0\\xafname\" is not valid UTF-8 (byte 3 of "
+                "the name)");
+}
+
+TEST_F(WeightsFixture, NonUtf8Metadata) {
+  expectInvalid(safetensorsBytes("{\"__metadata__\": {\"format\": \"\xED\xA0\x80\"}, " +
+                                     weightEntry() + ", " + biasEntry() + "}",
+                                 floatBytes(8)),
+                "the header is not valid UTF-8 (byte 37 of the file)");
+}
+
+TEST_F(WeightsFixture, Utf8NamesAreNotCorruption) {
+  expectInvalid(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+                                     ", \"d\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\": "
+                                     "{\"dtype\": \"F32\", \"shape\": [1], "
+                                     "\"data_offsets\": [32, 36]}}",
+                                 floatBytes(9)),
+                "unexpected tensor 'd\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80' (F32 [1])");
 }
 
 TEST_F(WeightsFixture, MissingTensor) {
@@ -153,35 +207,31 @@ TEST_F(WeightsFixture, MissingTensor) {
 }
 
 TEST_F(WeightsFixture, UnexpectedTensor) {
-  Result r =
-      openBytes(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
+  expectInvalid(safetensorsBytes("{" + weightEntry() + ", " + biasEntry() +
                                      ", \"decoder.extra\": {\"dtype\": \"F32\", "
                                      "\"shape\": [1], \"data_offsets\": [32, 36]}}",
-                                 floatBytes(9)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "unexpected tensor 'decoder.extra' (F32 [1])");
+                                 floatBytes(9)),
+                "unexpected tensor 'decoder.extra' (F32 [1])");
 }
 
 TEST_F(WeightsFixture, WrongShape) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("F32", "[2, 2]") + ", " + biasEntry() + "}", floatBytes(8)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight' has shape [2, 2], expected [4]");
+  expectInvalid(
+      safetensorsBytes("{" + weightEntry("F32", "[2, 2]") + ", " + biasEntry() + "}",
+                       floatBytes(8)),
+      "tensor 'proj.weight' has shape [2, 2], expected [4]");
 }
 
 TEST_F(WeightsFixture, WrongDType) {
-  Result r = openBytes(safetensorsBytes(
-      "{" + weightEntry("I32") + ", " + biasEntry() + "}", floatBytes(8)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight' has dtype I32, expected F32");
+  expectInvalid(safetensorsBytes("{" + weightEntry("I32") + ", " + biasEntry() + "}",
+                                 floatBytes(8)),
+                "tensor 'proj.weight' has dtype I32, expected F32");
 }
 
 TEST_F(WeightsFixture, UnsupportedDTypeIsAMismatchNotCorruption) {
-  Result r = openBytes(safetensorsBytes("{" + weightEntry("F16", "[4]", "[0, 8]") + ", " +
-                                            biasEntry("[8, 24]") + "}",
-                                        floatBytes(6)));
-  EXPECT_EQ(r.code, KILN_STATUS_INVALID_WEIGHTS) << r;
-  EXPECT_MESSAGE_HAS(r, "tensor 'proj.weight' has dtype F16, expected F32");
+  expectInvalid(safetensorsBytes("{" + weightEntry("F16", "[4]", "[0, 8]") + ", " +
+                                     biasEntry("[8, 24]") + "}",
+                                 floatBytes(6)),
+                "tensor 'proj.weight' has dtype F16, expected F32");
 }
 
 TEST_F(WeightsFixture, EveryProblemIsReportedAtOnce) {
