@@ -56,6 +56,13 @@ Session::Session(const Model *model, const Weights *weights,
   entries_.resize(model_->manifest().entries.size());
 }
 
+Session::InUse::InUse(const Session &session) : session_(session) {
+  if (!session.tryEnter())
+    fail(KILN_STATUS_FAILED_PRECONDITION, "session is running on another thread (a "
+                                          "session takes one call at a time; use one "
+                                          "session per thread)");
+}
+
 Session::~Session() {
   entries_.clear();
   releaseWeights(weights_);
