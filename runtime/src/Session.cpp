@@ -206,10 +206,17 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
     std::vector<int64_t> &strides = st.strides[b];
     const std::vector<int64_t> &shape = st.shapes[b];
     if (buf.strideSource < 0) {
-      int64_t stride = 1; // dense row-major; cannot overflow, the count fits in 31 bits
+      // Dense row-major, exactly as the kernels constrain it (stride k+1 = stride k *
+      // extent k, in Halide's order): past a zero extent every stride is 0. A stride over
+      // 2^31 - 1 is possible only when the count is 0 (a zero extent further out).
+      int64_t stride = 1;
       for (size_t k = shape.size(); k-- > 0;) {
+        if (stride > INT32_MAX)
+          fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
+               " has shape ", formatShape(shape), ": dim ", k, " would have stride ",
+               stride, ", over 2^31 - 1, with ", formatBindings(e, st.dimValues));
         strides[k] = stride;
-        stride *= std::max<int64_t>(shape[k], 1);
+        stride *= shape[k]; // both at most 2^31 - 1: no overflow
       }
     } else {
       const BufferDesc &from = e.buffers[buf.strideSource];
@@ -330,6 +337,11 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
 void Session::runSteps(const EntryDesc &e, EntryState &st) {
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc &step = e.steps[s];
+    // A step computes its last argument. With no element to compute there is nothing to
+    // do, and a kernel scheduled in vectors or tiles may still touch one (an empty
+    // tensor of [2, 0] read at element 0).
+    if (elementCount(st.shapes[step.args.back()]) == 0)
+      continue;
     st.argv.resize(step.args.size());
     for (size_t a = 0; a < step.args.size(); ++a)
       st.argv[a] = &st.halideBuffers[step.args[a]];
