@@ -6,20 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FakeSession.h"
 #include "Session.h"
-#include "TestUtil.h"
 
 using namespace kiln::test;
 
-TEST(SessionInUse, EveryCallOnABusySessionIsRefusedAndChangesNothing) {
-  std::mt19937 rng(3);
-  FakeWeights fake(rng);
-  kiln_model *model = nullptr;
-  kiln_weights *weights = nullptr;
-  kiln_session *session = nullptr;
-  ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
-  ASSERT_OK(kiln_weights_open(model, fake.path.c_str(), &weights));
-  ASSERT_OK(kiln_session_create(model, weights, nullptr, &session));
+using SessionInUse = FakeSessionFixture;
+
+TEST_F(SessionInUse, EveryCallOnABusySessionIsRefusedAndChangesNothing) {
   std::vector<int64_t> shape{1, 2, 4};
   std::vector<float> x = randomFloats(8, rng), y = randomFloats(8, rng);
   kiln_tensor inputs[2] = {tensor("x", KILN_DTYPE_F32, shape, x.data()),
@@ -61,9 +55,5 @@ TEST(SessionInUse, EveryCallOnABusySessionIsRefusedAndChangesNothing) {
   EXPECT_EQ(after.runs, 1u);
   float z[8];
   EXPECT_OK(kiln_session_copy_output(session, "z", z, sizeof z));
-  std::vector<float> want = referenceForward(x, y, fake);
-  EXPECT_EQ(std::vector<float>(z, z + 8), want);
-  kiln_session_release(session);
-  kiln_weights_release(weights);
-  kiln_model_release(model);
+  EXPECT_EQ(std::vector<float>(z, z + 8), referenceForward(x, y, *fake));
 }

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "TestUtil.h"
+#include "FakeSession.h"
 
 #include <atomic>
 #include <climits>
@@ -20,25 +20,7 @@ namespace {
 
 const char kBusy[] = "session is running on another thread";
 
-struct MisuseFixture : ::testing::Test {
-  std::mt19937 rng{7};
-  kiln_model *model = nullptr;
-  kiln_weights *weights = nullptr;
-  kiln_session *session = nullptr;
-  std::unique_ptr<FakeWeights> fake;
-
-  void SetUp() override {
-    ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
-    fake = std::make_unique<FakeWeights>(rng);
-    ASSERT_OK(kiln_weights_open(model, fake->path.c_str(), &weights));
-    ASSERT_OK(kiln_session_create(model, weights, nullptr, &session));
-  }
-  void TearDown() override {
-    kiln_session_release(session);
-    kiln_weights_release(weights);
-    kiln_model_release(model);
-  }
-};
+using MisuseFixture = FakeSessionFixture;
 
 // A call that overlapped another thread's: exactly the documented error.
 bool isBusy(const Result &r) {
