@@ -112,6 +112,8 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   evaluateShapes(e, st, byInput);
   evaluateLayouts(e, st);
   allocateTemps(e, st);
+  std::vector<StateSet::Append> appends = appendsOf(e, st);
+  states_.checkAppends(e, appends);
 
   // From here on the entry's states change; a failure leaves them half-written.
   try {
@@ -122,6 +124,7 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     states_.forgetWritten(entry);
     throw;
   }
+  states_.recordAppends(appends);
 
   for (const TensorDesc &out : e.outputs) {
     const BufferDesc &root = e.buffers[e.buffers[out.buffer].root];
@@ -332,6 +335,37 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
     st.halideBuffers[b].host = st.halideBuffers[e.buffers[b].root].host +
                                offset * int64_t(kiln_dtype_size(e.buffers[b].dtype));
   }
+}
+
+// The positions this run writes into states that it does not create, as kv_append plans
+// them (docs/manifest.md): a step's output is a view of the state with the state's dense
+// strides and shape but for extent 1 along one axis a >= 1, at an offset of P whole
+// positions along a.
+std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
+                                                 const EntryState &st) const {
+  std::vector<StateSet::Append> appends;
+  for (const StepDesc &step : e.steps) {
+    size_t b = size_t(step.args.back());
+    const BufferDesc &buf = e.buffers[b];
+    if (buf.kind != BufferKind::View || e.buffers[buf.root].kind != BufferKind::State ||
+        e.buffers[buf.root].create)
+      continue;
+    const std::vector<int64_t> &shape = st.shapes[b], &full = st.shapes[buf.root];
+    const std::vector<int64_t> &dense = st.strides[buf.root];
+    if (shape.size() != full.size() || st.strides[b] != dense || elementCount(shape) == 0)
+      continue;
+    size_t axis = 0; // none: dim 0 is the batch
+    bool otherwise = false;
+    for (size_t k = 1; k < shape.size(); ++k)
+      if (shape[k] != full[k]) {
+        otherwise |= axis != 0 || shape[k] != 1;
+        axis = k;
+      }
+    if (axis == 0 || otherwise || shape[0] != full[0] || st.offsets[b] % dense[axis])
+      continue;
+    appends.push_back({e.buffers[buf.root].index, axis, st.offsets[b] / dense[axis]});
+  }
+  return appends;
 }
 
 void Session::runSteps(const EntryDesc &e, EntryState &st) {

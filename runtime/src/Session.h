@@ -91,6 +91,7 @@ private:
   void allocateTemps(const EntryDesc &e, EntryState &st);
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
+  std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;
   void runSteps(const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);

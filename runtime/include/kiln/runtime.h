@@ -296,7 +296,13 @@ KILN_API void kiln_session_get_stats(const kiln_session *session,
  * (e.g. another batch size) fails with INVALID_ARGUMENT. A run that fails once it has
  * started changing states (creating them or running kernels) forgets the states it
  * creates or writes; one rejected before that (bad inputs, shapes or bounds) changes no
- * state. */
+ * state.
+ *
+ * Appends are tracked per state: after its creation, positions are written in order from
+ * 0 (`decode_step` at step P needs steps 0 to P - 1 done; running P again rewrites it). A
+ * run that would skip positions fails with INVALID_ARGUMENT naming the state, the
+ * position and the positions written, and changes nothing; gathering rows keeps the
+ * count, creating the state again resets it. */
 
 KILN_API size_t kiln_model_state_count(const kiln_model *model);
 /* NULL when index is out of range. */
