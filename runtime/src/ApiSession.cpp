@@ -49,19 +49,29 @@ KILN_API kiln_status *kiln_session_create(const kiln_model *model,
   });
 }
 
-KILN_API void kiln_session_release(kiln_session *session) { delete unwrap(session); }
+// Freeing a session another thread is inside would crash that thread: it is left alive
+// (leaked) instead, which runtime.h states.
+KILN_API void kiln_session_release(kiln_session *session) {
+  if (session && unwrap(session)->tryEnter())
+    delete unwrap(session);
+}
 
 KILN_API kiln_status *kiln_session_run(kiln_session *session, const char *entry_name,
                                        const kiln_tensor *inputs, size_t input_count) {
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_run: session is NULL");
+    Session::InUse use(*unwrap(session));
     unwrap(session)->run(entry_name, inputs, input_count);
   });
 }
 
 KILN_API size_t kiln_session_output_count(const kiln_session *session) {
-  return session ? unwrap(session)->outputCount() : 0;
+  if (!session || !unwrap(session)->tryEnter())
+    return 0;
+  size_t count = unwrap(session)->outputCount();
+  unwrap(session)->leave();
+  return count;
 }
 
 KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
@@ -69,6 +79,7 @@ KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
   return guard([&] {
     if (!session || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output: NULL argument");
+    Session::InUse use(*unwrap(session));
     *out_tensor = unwrap(session)->output(name);
   });
 }
@@ -78,6 +89,7 @@ KILN_API kiln_status *kiln_session_get_output_at(const kiln_session *session,
   return guard([&] {
     if (!session || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_output_at: NULL argument");
+    Session::InUse use(*unwrap(session));
     *out_tensor = unwrap(session)->outputAt(index);
   });
 }
@@ -88,6 +100,7 @@ KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_copy_output: session is NULL");
+    Session::InUse use(*unwrap(session)); // until the bytes are copied
     kiln_tensor t = unwrap(session)->output(name);
     size_t bytes = kiln_dtype_size(t.dtype);
     for (int32_t d = 0; d < t.rank; ++d)
@@ -106,7 +119,11 @@ KILN_API void kiln_session_get_stats(const kiln_session *session,
                                      kiln_session_stats *out) {
   if (!out)
     return;
-  *out = session ? unwrap(session)->stats() : kiln_session_stats{};
+  *out = kiln_session_stats{};
+  if (!session || !unwrap(session)->tryEnter())
+    return;
+  *out = unwrap(session)->stats();
+  unwrap(session)->leave();
 }
 
 KILN_API kiln_status *kiln_session_get_state(const kiln_session *session,
@@ -114,6 +131,7 @@ KILN_API kiln_status *kiln_session_get_state(const kiln_session *session,
   return guard([&] {
     if (!session || !name || !out_tensor)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_get_state: NULL argument");
+    Session::InUse use(*unwrap(session));
     *out_tensor = unwrap(session)->state(name);
   });
 }
@@ -123,13 +141,16 @@ KILN_API kiln_status *kiln_session_gather_states(kiln_session *session,
   return guard([&] {
     if (!session)
       fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_gather_states: session is NULL");
+    Session::InUse use(*unwrap(session));
     unwrap(session)->gatherStates(rows, row_count);
   });
 }
 
 KILN_API void kiln_session_clear_states(kiln_session *session) {
-  if (session)
-    unwrap(session)->clearStates();
+  if (!session || !unwrap(session)->tryEnter())
+    return;
+  unwrap(session)->clearStates();
+  unwrap(session)->leave();
 }
 
 } // extern "C"

@@ -18,6 +18,20 @@ double lengthPenalty(size_t length, double alpha) {
   return std::pow((5.0 + double(length)) / 6.0, alpha);
 }
 
+// A NaN log-probability ranks nowhere (every comparison with it is false), so a search
+// over one silently keeps token 0 or the empty hypothesis; it is an error instead.
+void checkNoNaN(const std::vector<double> &logp, const std::vector<int32_t> &sourceOf,
+                int64_t vocab, int step) {
+  for (size_t r = 0; r < sourceOf.size(); ++r)
+    for (int64_t i = 0; i < vocab; ++i)
+      if (std::isnan(logp[r * size_t(vocab) + size_t(i)]))
+        throw Error(KILN_STATUS_KERNEL_ERROR,
+                    "decode step " + std::to_string(step) + ": the model computed NaN " +
+                        "log-probabilities for source " + std::to_string(sourceOf[r]) +
+                        " (token id " + std::to_string(i) +
+                        " first); its weights or activations hold NaN or overflow");
+}
+
 } // namespace
 
 GenerateOptions GenerateOptions::forVocabulary(const Vocabulary &vocab) {
@@ -53,6 +67,7 @@ std::vector<GenerateResult> greedy(StepDecoder &decoder, size_t batch,
     if (sourceOf.empty())
       break;
     decoder.step(sourceOf, prefixes, logp);
+    checkNoNaN(logp, sourceOf, v, t);
     for (size_t r = 0; r < sourceOf.size(); ++r) {
       const double *row = logp.data() + r * size_t(v);
       int32_t best = 0;
@@ -115,6 +130,7 @@ std::vector<GenerateResult> beam(StepDecoder &decoder, size_t batch,
     if (sourceOf.empty())
       break;
     decoder.step(sourceOf, prefixes, logp);
+    checkNoNaN(logp, sourceOf, v, t);
 
     std::vector<int32_t> parents;
     for (size_t s = 0; s < batch; ++s) {

@@ -21,10 +21,22 @@ std::string inputNames(const EntryDesc &e) {
   return join(e.inputs, [](const TensorDesc &t) { return "'" + t.name + "'"; });
 }
 
+/// Whether the caller's dtype is one of kiln_dtype's values. It is read as the integer it
+/// is: loading any other value as a kiln_dtype is undefined behaviour.
+bool hasValidDType(const kiln_tensor &t, int &raw) {
+  static_assert(sizeof(raw) == sizeof(t.dtype));
+  std::memcpy(&raw, &t.dtype, sizeof raw);
+  for (kiln_dtype d : {KILN_DTYPE_F32, KILN_DTYPE_I32, KILN_DTYPE_I64})
+    if (raw == int(d))
+      return true;
+  return false;
+}
+
 void checkInput(const EntryDesc &e, const TensorDesc &want, const kiln_tensor &got) {
   std::string who = cat("entry '", e.name, "': input '", want.name, "'");
-  if (!isValidDType(got.dtype))
-    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has invalid dtype value ", int(got.dtype));
+  int rawDType;
+  if (!hasValidDType(got, rawDType))
+    fail(KILN_STATUS_INVALID_ARGUMENT, who, " has invalid dtype value ", rawDType);
   if (got.dtype != want.dtype)
     fail(KILN_STATUS_INVALID_ARGUMENT, who, " has dtype ", kiln_dtype_name(got.dtype),
          ", expected ", kiln_dtype_name(want.dtype));
@@ -34,12 +46,12 @@ void checkInput(const EntryDesc &e, const TensorDesc &want, const kiln_tensor &g
   if (size_t(got.rank) != want.dims.size())
     fail(KILN_STATUS_INVALID_ARGUMENT, who, " has rank ", got.rank, ", expected ",
          want.dims.size(), " ", want.describe());
-  uint64_t count = 1;
+  int64_t count = 1; // signed: the bounds check counts elements in int64_t
   for (int32_t d = 0; d < got.rank; ++d) {
     if (got.shape[d] < 0)
       fail(KILN_STATUS_INVALID_ARGUMENT, who, " has negative size ", got.shape[d],
            " in dim ", d);
-    if (__builtin_mul_overflow(count, uint64_t(got.shape[d]), &count))
+    if (__builtin_mul_overflow(count, got.shape[d], &count))
       fail(KILN_STATUS_INVALID_ARGUMENT, who, " has an impossibly large shape ",
            formatShape(shapeOf(got)));
   }

@@ -154,7 +154,8 @@ static void checkStaticViewFits(const EntryDesc &e, size_t i, const std::string 
     return;
   if (b.strideSource < 0) {
     int64_t viewCount = staticElementCount(b.dims);
-    if (viewCount >= 0 && offset + viewCount > baseCount)
+    if (viewCount >= 0 &&
+        offset > baseCount - viewCount) // both non-negative: no overflow
       invalid(bpath, cat("view has ", viewCount, " elements from offset ", offset,
                          " but buffers[", b.root, "] has ", baseCount));
     return;

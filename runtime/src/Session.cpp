@@ -56,6 +56,13 @@ Session::Session(const Model *model, const Weights *weights,
   entries_.resize(model_->manifest().entries.size());
 }
 
+Session::InUse::InUse(const Session &session) : session_(session) {
+  if (!session.tryEnter())
+    fail(KILN_STATUS_FAILED_PRECONDITION, "session is running on another thread (a "
+                                          "session takes one call at a time; use one "
+                                          "session per thread)");
+}
+
 Session::~Session() {
   entries_.clear();
   releaseWeights(weights_);
@@ -107,6 +114,8 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   evaluateShapes(e, st, byInput);
   evaluateLayouts(e, st);
   allocateTemps(e, st);
+  std::vector<StateSet::Append> appends = appendsOf(e, st);
+  states_.checkAppends(e, appends);
 
   // From here on the entry's states change; a failure leaves them half-written.
   try {
@@ -117,6 +126,7 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     states_.forgetWritten(entry);
     throw;
   }
+  states_.recordAppends(appends);
 
   for (const TensorDesc &out : e.outputs) {
     const BufferDesc &root = e.buffers[e.buffers[out.buffer].root];
@@ -201,10 +211,17 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
     std::vector<int64_t> &strides = st.strides[b];
     const std::vector<int64_t> &shape = st.shapes[b];
     if (buf.strideSource < 0) {
-      int64_t stride = 1; // dense row-major; cannot overflow, the count fits in 31 bits
+      // Dense row-major, exactly as the kernels constrain it (stride k+1 = stride k *
+      // extent k, in Halide's order): past a zero extent every stride is 0. A stride over
+      // 2^31 - 1 is possible only when the count is 0 (a zero extent further out).
+      int64_t stride = 1;
       for (size_t k = shape.size(); k-- > 0;) {
+        if (stride > INT32_MAX)
+          fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b),
+               " has shape ", formatShape(shape), ": dim ", k, " would have stride ",
+               stride, ", over 2^31 - 1, with ", formatBindings(e, st.dimValues));
         strides[k] = stride;
-        stride *= std::max<int64_t>(shape[k], 1);
+        stride *= shape[k]; // both at most 2^31 - 1: no overflow
       }
     } else {
       const BufferDesc &from = e.buffers[buf.strideSource];
@@ -322,9 +339,45 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
   }
 }
 
+// The positions this run writes into states that it does not create, as kv_append plans
+// them (docs/manifest.md): a step's output is a view of the state with the state's dense
+// strides and shape but for extent 1 along one axis a >= 1, at an offset of P whole
+// positions along a.
+std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
+                                                 const EntryState &st) const {
+  std::vector<StateSet::Append> appends;
+  for (const StepDesc &step : e.steps) {
+    size_t b = size_t(step.args.back());
+    const BufferDesc &buf = e.buffers[b];
+    if (buf.kind != BufferKind::View || e.buffers[buf.root].kind != BufferKind::State ||
+        e.buffers[buf.root].create)
+      continue;
+    const std::vector<int64_t> &shape = st.shapes[b], &full = st.shapes[buf.root];
+    const std::vector<int64_t> &dense = st.strides[buf.root];
+    if (shape.size() != full.size() || st.strides[b] != dense || elementCount(shape) == 0)
+      continue;
+    size_t axis = 0; // none: dim 0 is the batch
+    bool otherwise = false;
+    for (size_t k = 1; k < shape.size(); ++k)
+      if (shape[k] != full[k]) {
+        otherwise |= axis != 0 || shape[k] != 1;
+        axis = k;
+      }
+    if (axis == 0 || otherwise || shape[0] != full[0] || st.offsets[b] % dense[axis])
+      continue;
+    appends.push_back({e.buffers[buf.root].index, axis, st.offsets[b] / dense[axis]});
+  }
+  return appends;
+}
+
 void Session::runSteps(const EntryDesc &e, EntryState &st) {
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc &step = e.steps[s];
+    // A step computes its last argument. With no element to compute there is nothing to
+    // do, and a kernel scheduled in vectors or tiles may still touch one (an empty
+    // tensor of [2, 0] read at element 0).
+    if (elementCount(st.shapes[step.args.back()]) == 0)
+      continue;
     st.argv.resize(step.args.size());
     for (size_t a = 0; a < step.args.size(); ++a)
       st.argv[a] = &st.halideBuffers[step.args[a]];

@@ -14,6 +14,7 @@
 
 #include <HalideRuntime.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,24 @@ public:
   kiln_tensor state(const char *name) const { return states_.get(name); }
   void gatherStates(const int32_t *rows, size_t count);
   void clearStates();
+
+  /// Marks the session in use for one C call. The API allows one thread at a time per
+  /// session; a call that finds another thread inside gets FAILED_PRECONDITION instead of
+  /// racing it on the buffers, states and outputs.
+  class InUse {
+  public:
+    explicit InUse(const Session &session); // throws FAILED_PRECONDITION
+    ~InUse() { session_.leave(); }
+    InUse(const InUse &) = delete;
+    InUse &operator=(const InUse &) = delete;
+
+  private:
+    const Session &session_;
+  };
+  /// For the C calls that return no status: true when the session was free and is now
+  /// held (release with leave()).
+  bool tryEnter() const { return !busy_.exchange(true, std::memory_order_acquire); }
+  void leave() const { busy_.store(false, std::memory_order_release); }
 
 private:
   // Per-entry scratch, kept between runs so a steady-state run does not allocate.
@@ -72,6 +91,7 @@ private:
   void allocateTemps(const EntryDesc &e, EntryState &st);
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
+  std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;
   void runSteps(const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);
@@ -88,6 +108,7 @@ private:
   bool lastRunFailed_ = false;
   bool statesChangedSinceRun_ = false; // by a gather or clear
   kiln_session_stats stats_{};
+  mutable std::atomic<bool> busy_{false};
 };
 
 void releaseModel(const Model *model);

@@ -203,7 +203,32 @@ void StateSet::create(const EntryDesc &e,
     slot.memory.reserve(bytes);
     std::memset(slot.memory.data(), 0, bytes);
     slot.shape = shapes[i];
+    slot.positions = 0;
     slot.valid = true;
+  }
+}
+
+void StateSet::checkAppends(const EntryDesc &e,
+                            const std::vector<Append> &appends) const {
+  for (const Append &a : appends) {
+    int64_t written = slots_[size_t(a.state)].positions;
+    if (a.position <= written)
+      continue;
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': state '",
+         manifest_.states[size_t(a.state)].name, "' has ", written,
+         written == 1 ? " position" : " positions", " written along dim ", a.axis,
+         written ? cat(" (0 to ", written - 1, ")") : std::string(),
+         "; writing position ", a.position, " would leave ",
+         a.position - written == 1 ? cat("position ", written)
+                                   : cat("positions ", written, " to ", a.position - 1),
+         " unwritten (write positions in order; rewriting one is allowed)");
+  }
+}
+
+void StateSet::recordAppends(const std::vector<Append> &appends) {
+  for (const Append &a : appends) {
+    int64_t &written = slots_[size_t(a.state)].positions;
+    written = std::max(written, a.position + 1);
   }
 }
 

@@ -38,6 +38,18 @@ public:
   // Forgets the states entries[entry] creates or writes: its run failed part-way.
   void forgetWritten(int entry) noexcept;
 
+  // A run's write of one position along `axis` of a state (kiln.kv_append's plan).
+  struct Append {
+    int state;
+    size_t axis;
+    int64_t position;
+  };
+  // Throws INVALID_ARGUMENT when an append would skip positions: a state's positions are
+  // written in order from 0 after its creation (writing one again is allowed), so a
+  // read of positions 0 to P never sees one that no run wrote.
+  void checkAppends(const EntryDesc &entry, const std::vector<Append> &appends) const;
+  void recordAppends(const std::vector<Append> &appends);
+
   // kiln_session_gather_states: row i of every set state becomes its old row rows[i].
   // Validates everything and allocates before changing anything, so a failure (thrown)
   // leaves the states as they were.
@@ -55,7 +67,8 @@ private:
     std::vector<int64_t> shape;
     bool valid = false;
     Unset why = Unset::NeverCreated;
-    int failedEntry = -1; // Unset::RunFailed: the entry whose run failed
+    int failedEntry = -1;  // Unset::RunFailed: the entry whose run failed
+    int64_t positions = 0; // positions 0 .. positions - 1 appended since creation
   };
 
   // Why a state is not set and what to do: "which no run has created; run 'decode_start'

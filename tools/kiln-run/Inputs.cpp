@@ -66,11 +66,16 @@ std::string dimsText(const kiln::TensorInfo &info) {
 }
 
 // Floats uniform in [-1, 1); integers uniform in [lo, hi] (inclusive, within the dtype).
-HostTensor randomTensor(kiln_dtype dtype, const std::vector<int64_t> &shape, int64_t lo,
-                        int64_t hi, Random &rng) {
+HostTensor randomTensor(const kiln::TensorInfo &info, const std::vector<int64_t> &shape,
+                        int64_t lo, int64_t hi, Random &rng) {
   HostTensor t;
-  t.dtype = dtype;
+  kiln_dtype dtype = t.dtype = info.dtype;
   t.shape = shape;
+  // The runtime takes at most 2^31 - 1 elements a buffer; this also bounds the bytes.
+  if (t.count() > INT32_MAX)
+    throw DriverError("--random: input '" + info.name + "' " + dimsText(info) +
+                      " has shape " + formatShape(shape) +
+                      ", more than the 2^31 - 1 elements a Halide buffer holds");
   t.bytes.resize(size_t(t.count()) * kiln_dtype_size(dtype));
   for (int64_t i = 0; i < t.count(); ++i) {
     if (dtype == KILN_DTYPE_F32)
@@ -223,7 +228,7 @@ std::vector<HostTensor> buildInputs(const kiln::Model &model, const std::string 
                           " = " + evaluated + ", which no " +
                           kiln_dtype_name(info.dtype) + " value satisfies");
     }
-    tensors[k] = randomTensor(infos[k].dtype, shape, lo, hi, rng);
+    tensors[k] = randomTensor(info, shape, lo, hi, rng);
   }
   return tensors;
 }

@@ -144,7 +144,10 @@ HostTensor readNpy(const std::string &path, kiln_dtype want) {
     }
   }
   size_t elementSize = kind[1] - '0';
-  uint64_t bytes = uint64_t(t.count()) * elementSize;
+  uint64_t bytes;
+  if (!t.byteCount(elementSize, bytes))
+    bad(path, "shape " + formatShape(t.shape) + " of " + kind +
+                  " has more bytes than 2^64; the header is corrupt");
   size_t dataStart = headerStart + headerLen;
   if (file.size() - dataStart != bytes)
     bad(path, "holds " + std::to_string(file.size() - dataStart) + " data bytes, shape " +

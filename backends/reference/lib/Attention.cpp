@@ -96,9 +96,11 @@ kiln::reference::attention(const HostTensor &q, const HostTensor &k, const HostT
   std::vector<float> scores(s.keys), weights(s.keys);
   int64_t row = 0;
   forEachIndex(s.batch, [&](llvm::ArrayRef<int64_t> index) {
-    const float *qm = &q.f32[dot(index, s.queryBatch) * s.queries * s.headDim];
-    const float *km = &k.f32[dot(index, s.keyBatch) * s.keys * s.headDim];
-    const float *vm = &v.f32[dot(index, s.valueBatch) * s.keys * s.valueDim];
+    // data() + offset, not &f32[offset]: an operand with a zero extent is an empty
+    // vector, which operator[] may not index even at 0.
+    const float *qm = q.f32.data() + dot(index, s.queryBatch) * s.queries * s.headDim;
+    const float *km = k.f32.data() + dot(index, s.keyBatch) * s.keys * s.headDim;
+    const float *vm = v.f32.data() + dot(index, s.valueBatch) * s.keys * s.valueDim;
     Shape scoreIndex(index.begin(), index.end());
     scoreIndex.resize(batchRank + 2);
     for (int64_t i = 0; i < s.queries; ++i, ++row) {
@@ -120,7 +122,7 @@ kiln::reference::attention(const HostTensor &q, const HostTensor &k, const HostT
         hasNaN |= std::isnan(score);
         max = std::max(max, score);
       }
-      float *y = &out.f32[row * s.valueDim];
+      float *y = out.f32.data() + row * s.valueDim;
       if (hasNaN || max == -inf) {
         // Every key masked: the defined value, never exp(-inf - -inf).
         float fill =

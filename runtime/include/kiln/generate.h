@@ -197,7 +197,9 @@ struct GenerateResult {
   std::vector<Hypothesis> nBest; // filled when options.nBest
 };
 
-// One result per source, in order. Sources may have different lengths.
+// One result per source, in order. Sources may have different lengths. A decode step
+// whose log-probabilities hold a NaN (NaN weights, an overflow) throws KERNEL_ERROR
+// rather than return a hypothesis ranked on NaN.
 std::vector<GenerateResult> generate(StepDecoder &decoder,
                                      const std::vector<std::vector<int32_t>> &sources,
                                      const GenerateOptions &options);

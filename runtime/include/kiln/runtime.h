@@ -17,8 +17,16 @@
  * Thread safety:
  *   - kiln_model and kiln_weights are immutable after creation: any number of threads may
  *     query them and create sessions from them concurrently. Retain/release are atomic.
- *   - A kiln_session is single-threaded: calls on one session must not overlap. Use one
- *     session per thread; sessions share their model and weights.
+ *   - A kiln_session takes one call at a time: use one session per thread; sessions
+ *     share their model and weights. Overlapping calls are detected, not undefined: a
+ *     call made while another thread is inside a call on the same session fails with
+ *     KILN_STATUS_FAILED_PRECONDITION "session is running on another thread" and changes
+ *     nothing; the calls that return no status then do nothing
+ *     (kiln_session_clear_states), report nothing (kiln_session_output_count returns 0,
+ *     kiln_session_get_stats zeros) or, for kiln_session_release, leave the session alive
+ *     rather than free it under the other thread. A pointer from get_output/get_state
+ *     is only valid while no other call on the session runs: read it on the thread that
+ *     ran, or copy it with kiln_session_copy_output.
  *   - kiln_status objects are independent values; the free-standing helpers are
  * thread-safe.
  */
@@ -288,7 +296,13 @@ KILN_API void kiln_session_get_stats(const kiln_session *session,
  * (e.g. another batch size) fails with INVALID_ARGUMENT. A run that fails once it has
  * started changing states (creating them or running kernels) forgets the states it
  * creates or writes; one rejected before that (bad inputs, shapes or bounds) changes no
- * state. */
+ * state.
+ *
+ * Appends are tracked per state: after its creation, positions are written in order from
+ * 0 (`decode_step` at step P needs steps 0 to P - 1 done; running P again rewrites it). A
+ * run that would skip positions fails with INVALID_ARGUMENT naming the state, the
+ * position and the positions written, and changes nothing; gathering rows keeps the
+ * count, creating the state again resets it. */
 
 KILN_API size_t kiln_model_state_count(const kiln_model *model);
 /* NULL when index is out of range. */

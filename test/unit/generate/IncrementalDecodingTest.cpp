@@ -205,6 +205,15 @@ TEST_F(IncrementalDecoding, MisuseIsAClearError) {
     session.gatherStates({0, 3});
   });
   EXPECT_NE(row.find("rows[1] is 3"), std::string::npos) << row;
+  // A step past the positions written once returned logits computed on zeros.
+  std::string skip = errorOf(KILN_STATUS_INVALID_ARGUMENT, [&] {
+    step(session, {kBos, kBos, kBos}, 2, lengths_);
+  });
+  EXPECT_NE(skip.find("state 'transformer.decoder.layers.0.self_attn.k_cache' has 0 "
+                      "positions written along dim 2; writing position 2 would leave "
+                      "positions 0 to 1 unwritten"),
+            std::string::npos)
+      << skip;
   // The failed calls left the caches usable.
   EXPECT_EQ(step(session, {kBos, kBos, kBos}, 0, lengths_).size(), size_t(3 * kVocab));
 

@@ -185,6 +185,9 @@ const Case kCases[] = {
     // Scores in the thousands: exp() magnifies any rounding of them.
     {2, 2, 64, 64, 64, Mask::Padding, 30.0f},
     {2, 2, 64, 64, 64, Mask::Causal, 30.0f},
+    // No queries: q and the output are empty vectors the kernel must not index.
+    {2, 2, 0, 7, 16, Mask::None},
+    {2, 2, 0, 7, 16, Mask::Padding},
 };
 
 std::string caseName(const ::testing::TestParamInfo<Case> &info) {

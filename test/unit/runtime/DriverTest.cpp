@@ -208,6 +208,32 @@ TEST_F(DriverFixture, FailuresAreMessagesNotCrashes) {
     expectCleanFailure(kilnRun(args), text);
 }
 
+// A shape whose byte count wraps modulo 2^64 to the 4 data bytes the file holds: the
+// reader once allocated 4 bytes and wrote 4611686018427387905 elements into them.
+TEST_F(DriverFixture, NpyShapeWhoseByteCountWrapsIsRejected) {
+  std::string posPath = tempPath("pos.npy");
+  writeNpy(posPath, "<i4", {4611686018427387905, 1}, std::vector<int32_t>{7});
+  ASSERT_EQ(readFile(posPath).size(), 132u);
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "widen",
+                         "--input", "pos=" + posPath, "--input", "tok=1x1:1"});
+  expectCleanFailure(run, "--input pos: '" + posPath +
+                              "': shape [4611686018427387905, 1] of i4 has more bytes "
+                              "than 2^64; the header is corrupt");
+}
+
+// Same wrap through --random: 4611686018427387905 x 1 x 4 f32 elements.
+TEST_F(DriverFixture, RandomShapeOverTheBufferLimitIsRejected) {
+  ToolRun run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward",
+                         "--random", "--dim", "B=4611686018427387905", "--dim", "S=1"});
+  expectCleanFailure(run, "--random: input 'x' [B, S, 4] has shape "
+                          "[4611686018427387905, 1, 4], more than the 2^31 - 1 elements "
+                          "a Halide buffer holds");
+  // Just over the limit without any wrap: refused before allocating 8 GiB.
+  run = kilnRun({FAKE_MODEL, "--weights", weights.path, "--entry", "forward", "--random",
+                 "--dim", "B=536870912", "--dim", "S=1"});
+  expectCleanFailure(run, "[536870912, 1, 4], more than the 2^31 - 1 elements");
+}
+
 TEST_F(DriverFixture, ListShowsInputBounds) {
   ToolRun run = kilnRun({FAKE_MODEL, "--list"});
   ASSERT_EQ(run.exitCode, 0) << run.err;

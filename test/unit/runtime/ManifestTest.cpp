@@ -157,6 +157,13 @@ TEST(Manifest, RejectsInconsistentBuffers) {
                          "\"view_of\": 1, \"offset\": -8}, {\"dtype\": \"f32\", "
                          "\"shape\": [\"B*S\", 8], \"kind\""),
                 "entries[0] ('forward').buffers[3].offset: negative offset -8");
+  // offset + count once overflowed to a negative number, and this view loaded.
+  expectInvalid(replaced(kGood, "[\"B*S\", 8], \"kind\"",
+                         "[4, 8], \"kind\": \"view\", "
+                         "\"view_of\": 1, \"offset\": 9223372036854775807}, {\"dtype\": "
+                         "\"f32\", \"shape\": [\"B*S\", 8], \"kind\""),
+                "entries[0] ('forward').buffers[3]: view has 32 elements from offset "
+                "9223372036854775807 but buffers[1] has 64");
 }
 
 TEST(Manifest, RejectsUnboundDimensions) {

@@ -1,6 +1,6 @@
 // SessionTest.cpp - running the fake model: numerics against a reference computed here,
 // dimension binding, views, temporaries, outputs, and every input mistake.
-#include "TestUtil.h"
+#include "FakeSession.h"
 
 #include <climits>
 #include <cmath>
@@ -11,25 +11,7 @@ using namespace kiln::test;
 
 namespace {
 
-struct SessionFixture : ::testing::Test {
-  std::mt19937 rng{42};
-  kiln_model *model = nullptr;
-  kiln_weights *weights = nullptr;
-  kiln_session *session = nullptr;
-  std::unique_ptr<FakeWeights> fake;
-
-  void SetUp() override {
-    ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
-    fake = std::make_unique<FakeWeights>(rng);
-    ASSERT_OK(kiln_weights_open(model, fake->path.c_str(), &weights));
-    ASSERT_OK(kiln_session_create(model, weights, nullptr, &session));
-  }
-  void TearDown() override {
-    kiln_session_release(session);
-    kiln_weights_release(weights);
-    kiln_model_release(model);
-  }
-
+struct SessionFixture : FakeSessionFixture {
   // Runs forward on random x, y of [B, S, 4] and checks both outputs.
   void runForward(int64_t b, int64_t s) {
     std::vector<int64_t> shape{b, s, 4};

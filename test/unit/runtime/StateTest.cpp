@@ -175,14 +175,49 @@ TEST_F(StateFixture, CreateZeroFillsAndReusesMemory) {
   EXPECT_EQ(stats().state_bytes, 64u); // 24 bytes, in a 64-byte aligned block
 
   // Written, then created again with a smaller batch: zeros again, in the same memory.
-  ASSERT_OK(step({5, 6}, 1));
-  EXPECT_EQ(state("cache").data, (std::vector<float>{0, 5, 0, 0, 6, 0}));
+  // (Position 0: a first write at 1 would skip it, an error since issue 10.)
+  ASSERT_OK(step({5, 6}, 0));
+  EXPECT_EQ(state("cache").data, (std::vector<float>{5, 0, 0, 6, 0, 0}));
   ASSERT_OK(start(1));
   Value again = state("cache");
   EXPECT_EQ(again.shape, (std::vector<int64_t>{1, 3}));
   EXPECT_EQ(again.data, std::vector<float>(3, 0.0f));
   EXPECT_EQ(again.address, cache.address);
   EXPECT_EQ(stats().state_bytes, 64u);
+}
+
+// A step that skips positions once returned OK and the prefix held the zeros (or stale
+// values) of the positions no run wrote.
+TEST_F(StateFixture, StepsMayNotSkipPositions) {
+  auto expectSkip = [&](int32_t pos, const std::string &message) {
+    Result r = take(step({7, 8}, pos));
+    EXPECT_EQ(r.code, KILN_STATUS_INVALID_ARGUMENT) << r;
+    EXPECT_EQ(r.message, message);
+  };
+  ASSERT_OK(start(2));
+  expectSkip(1, "entry 'step': state 'cache' has 0 positions written along dim 1; "
+                "writing position 1 would leave position 0 unwritten (write positions in "
+                "order; rewriting one is allowed)");
+  expectSkip(2, "entry 'step': state 'cache' has 0 positions written along dim 1; "
+                "writing position 2 would leave positions 0 to 1 unwritten (write "
+                "positions in order; rewriting one is allowed)");
+  ASSERT_OK(step({10, 20}, 0));
+  ASSERT_OK(step({11, 21}, 0)); // a rewrite
+  expectSkip(2,
+             "entry 'step': state 'cache' has 1 position written along dim 1 (0 to "
+             "0); writing position 2 would leave position 1 unwritten (write positions "
+             "in order; rewriting one is allowed)");
+  // A refused step changed nothing.
+  EXPECT_EQ(state("cache"), (Value{{2, 3}, {11, 0, 0, 21, 0, 0}}));
+  ASSERT_OK(step({12, 22}, 1));
+  // A gather keeps the positions written (every row has them); creating again resets.
+  ASSERT_OK(gather({1, 0, 1}));
+  ASSERT_OK(step({13, 23, 33}, 2));
+  EXPECT_EQ(output("prefix"), (Value{{3, 3}, {21, 22, 13, 11, 12, 23, 21, 22, 33}}));
+  ASSERT_OK(start(2));
+  expectSkip(1, "entry 'step': state 'cache' has 0 positions written along dim 1; "
+                "writing position 1 would leave position 0 unwritten (write positions in "
+                "order; rewriting one is allowed)");
 }
 
 TEST_F(StateFixture, StepWritesInPlaceAtTheValueDimPosition) {
