@@ -50,11 +50,7 @@ extern "C" {
  */
 #define KILN_MODEL_ABI_VERSION 1
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Status */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Status ------------------------------------------------------------------------ */
 
 typedef enum kiln_status_code {
   KILN_STATUS_OK = 0,
@@ -80,11 +76,7 @@ KILN_API void kiln_status_free(kiln_status *status); /* accepts NULL */
 KILN_API const char *
 kiln_status_code_string(kiln_status_code code); /* "INVALID_ARGUMENT" */
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Tensors */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Tensors ----------------------------------------------------------------------- */
 
 /* Zero is deliberately not a dtype, so a zero-initialised kiln_tensor is rejected. */
 typedef enum kiln_dtype {
@@ -123,11 +115,7 @@ typedef struct kiln_tensor_info {
   const char *bounds_max;
 } kiln_tensor_info;
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Model */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Model ------------------------------------------------------------------------- */
 
 typedef struct kiln_model kiln_model;
 
@@ -195,17 +183,16 @@ KILN_API size_t kiln_model_parameter_count(const kiln_model *model);
 KILN_API kiln_status *kiln_model_parameter_info(const kiln_model *model, size_t index,
                                                 kiln_tensor_info *out_info);
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Weights */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Weights ----------------------------------------------------------------------- */
 
 typedef struct kiln_weights kiln_weights;
 
 /* Maps a safetensors file and checks it against the model's parameters: every missing,
  * unexpected, mis-shaped or mis-typed tensor is reported (INVALID_WEIGHTS) in one status.
- * The weights stay usable after the model is released. */
+ * The weights stay usable after the model is released. The file must not change while it
+ * is open: replace a weights file by renaming a new one into place, never by rewriting
+ * it (a run finds a file changed in place and fails with FAILED_PRECONDITION; see
+ * docs/model-and-weight-files.md). */
 KILN_API kiln_status *kiln_weights_open(const kiln_model *model,
                                         const char *safetensors_path,
                                         kiln_weights **out_weights);
@@ -217,11 +204,7 @@ KILN_API void kiln_weights_release(kiln_weights *weights); /* accepts NULL */
 KILN_API kiln_status *kiln_safetensors_write(const char *path, const kiln_tensor *tensors,
                                              size_t tensor_count);
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Session */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Session ----------------------------------------------------------------------- */
 
 typedef struct kiln_session kiln_session;
 
@@ -278,11 +261,7 @@ typedef struct kiln_session_stats {
 KILN_API void kiln_session_get_stats(const kiln_session *session,
                                      kiln_session_stats *out);
 
-/* ----------------------------------------------------------------------------------------
- */
-/* Session state */
-/* ----------------------------------------------------------------------------------------
- */
+/* ---- Session state ----------------------------------------------------------------- */
 
 /* A model may declare states (the manifest's "states"): f32 tensors a session keeps
  * between runs, such as the key/value caches of incremental decoding. An entry point
