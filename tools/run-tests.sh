@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-torch: the conformance suite checks the compiled Transformer against PyTorch;
-# clang-format-14: the style check (tools/check-format.sh).
-tools/install-deps.sh python3-torch python3-numpy clang-format-14
+# clang-format-14: the style check (tools/check-format.sh); clang-14 and libclang-rt-14-dev:
+# the fuzz smoke test (tools/run-fuzz.sh).
+tools/install-deps.sh python3-torch python3-numpy clang-format-14 clang-14 libclang-rt-14-dev
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)"
 cd build
