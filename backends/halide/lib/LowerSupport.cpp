@@ -34,6 +34,19 @@ Expr kiln::halide_backend::extentOf(const OutputImageParam &buffer,
                                 : buffer.dim(dim).extent();
 }
 
+namespace {
+/// The extent of dimension `dim` of `buffer` for a constraint on `buffer` itself: a
+/// Variable that names it without holding the buffer's Parameter. One that held it would
+/// make the Parameter own an Expr owning the Parameter, a reference cycle that Halide 14
+/// never frees (halide/Halide#2784); lowering binds the extent by its name either way.
+Expr ownExtent(const OutputImageParam &buffer, const Extents &extents, int dim) {
+  if (isStatic(extents[dim]))
+    return static_cast<int>(extents[dim]);
+  return Halide::Internal::Variable::make(Halide::Int(32), buffer.name() + ".extent." +
+                                                               std::to_string(dim));
+}
+} // namespace
+
 void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
                                                   const Extents &extents,
                                                   int lastDenseDim) {
@@ -49,7 +62,7 @@ void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
     }
     if (i <= lastDenseDim)
       dim.set_stride(stride);
-    stride = stride * extentOf(buffer, extents, i);
+    stride = stride * ownExtent(buffer, extents, i);
   }
 }
 
