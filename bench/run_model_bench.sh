@@ -20,8 +20,8 @@ DEPS=build/bench-deps
 if [[ "$(node -p "require('./$DEPS/node_modules/onnxruntime-node/package.json').version" \
   2>/dev/null)" != "$ORT_VERSION" ]]; then
   mkdir -p "$DEPS"
-  (cd "$DEPS" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-save --no-package-lock \
-    --ignore-scripts "onnxruntime-node@$ORT_VERSION" >/dev/null)
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$DEPS" --no-save --no-package-lock \
+    --ignore-scripts "onnxruntime-node@$ORT_VERSION" >&2
 fi
 export NODE_PATH="$PWD/$DEPS/node_modules"
 
