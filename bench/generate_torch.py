@@ -56,11 +56,12 @@ class CachedGreedy:
         """Cross-attention keys and values of every decoder layer, computed once."""
         kv = []
         for layer in self.t.decoder.layers:
-            w, bias = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
-            kv.append((self.split(torch.nn.functional.linear(memory, w[self.d:2 * self.d],
-                                                            bias[self.d:2 * self.d])),
-                       self.split(torch.nn.functional.linear(memory, w[2 * self.d:],
-                                                            bias[2 * self.d:]))))
+            ca = layer.multihead_attn
+            w, bias, d = ca.in_proj_weight, ca.in_proj_bias, self.d
+            kv.append((self.split(torch.nn.functional.linear(memory, w[d:2 * d],
+                                                            bias[d:2 * d])),
+                       self.split(torch.nn.functional.linear(memory, w[2 * d:],
+                                                            bias[2 * d:]))))
         return kv
 
     @staticmethod
@@ -82,7 +83,8 @@ class CachedGreedy:
             q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight,
                                                  sa.in_proj_bias).chunk(3, dim=-1)
             keys, values = append(i, self.split(k), self.split(v))
-            x = layer.norm1(x + self.attend(self.split(q), keys, values, None, sa.out_proj))
+            h = self.attend(self.split(q), keys, values, None, sa.out_proj)
+            x = layer.norm1(x + h)
             ca = layer.multihead_attn
             q = torch.nn.functional.linear(x, ca.in_proj_weight[:self.d],
                                            ca.in_proj_bias[:self.d])
@@ -107,7 +109,8 @@ class CachedGreedy:
                 vc[:, :, p:p + 1] = v
                 return kc[:, :, :p + 1], vc[:, :, :p + 1]
 
-            token = self.step(token, pe[p], append, cross, pad).argmax(dim=-1, keepdim=True)
+            logits = self.step(token, pe[p], append, cross, pad)
+            token = logits.argmax(dim=-1, keepdim=True)
             out.append(token)
         return torch.cat(out, dim=1)
 

@@ -83,10 +83,11 @@ def parameter_bytes_read(manifest, entry):
 
 def encoder_flops(batch, length):
     """Multiply-adds x 2 of the encoder's matrix products: q, k, v and output
-    projections, the feed-forward pair, and attention's two products over all positions."""
+    projections, the feed-forward pair, and attention's two products over all
+    positions."""
     d, ff = CONFIG["d_model"], CONFIG["d_ff"]
-    per_layer = 2 * batch * length * (4 * d * d + 2 * d * ff) + 4 * batch * length ** 2 * d
-    return CONFIG["enc"] * per_layer
+    projections = 2 * batch * length * (4 * d * d + 2 * d * ff)
+    return CONFIG["enc"] * (projections + 4 * batch * length ** 2 * d)
 
 
 def sgemm_gflops(repeat, n=2048):
@@ -132,7 +133,8 @@ def encoder_case(args, model, weights, ort, work, batch, pad):
     ms = {"Kiln": kiln_median_ms(args.kiln_run, args.model, weights, "encode", files,
                                  args.encoder_repeat, save_outputs=kiln_out)}
     with torch.no_grad():
-        ms["PyTorch"] = torch_median_ms(lambda: model.encode(src, lens), args.encoder_repeat)
+        ms["PyTorch"] = torch_median_ms(lambda: model.encode(src, lens),
+                                        args.encoder_repeat)
         reference = model.encode(src, lens)
     ort_out = os.path.join(work, "ort_memory.bin")
     ms["ORT"] = ort.run("encode", args.encoder_repeat, output=ort_out,
@@ -182,8 +184,8 @@ def main():
     p.add_argument("--generate-bench", required=True)
     p.add_argument("--stream-read", required=True)
     p.add_argument("--model", required=True, help="transformer_base.so")
-    p.add_argument("--work", help="directory for weights, graphs and inputs (default: a "
-                   "new temporary one)")
+    p.add_argument("--work", help="keep the weights, graphs and inputs in this directory "
+                   "(default: a temporary one, removed at the end)")
     p.add_argument("--encoder-repeat", type=int, default=11)
     p.add_argument("--greedy-repeat", type=int, default=5)
     p.add_argument("--ceiling-repeat", type=int, default=11)
@@ -200,7 +202,10 @@ def main():
     started = time.time()
 
     model = Translator(CONFIG).eval()
-    work = args.work or tempfile.mkdtemp(prefix="kiln-model-bench-")
+    # About 420 MB of weights and graphs: kept only where --work asks for it.
+    scratch = None if args.work else \
+        tempfile.TemporaryDirectory(prefix="kiln-model-bench-")
+    work = args.work or scratch.name
     os.makedirs(work, exist_ok=True)
     weights = os.path.join(work, "weights.safetensors")
     write_safetensors(weights, model.state_dict())
@@ -240,8 +245,8 @@ def main():
                 if line.startswith("model name")), platform.processor())
     print(f"\n{cpu}, {os.cpu_count()} cores, {threads} threads per engine; load average "
           f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
-          f"{time.time() - started:.0f} s. Medians of {args.encoder_repeat} (encoder) and "
-          f"{args.greedy_repeat} (greedy) runs after one warm-up.\n")
+          f"{time.time() - started:.0f} s. Medians of {args.encoder_repeat} (encoder) "
+          f"and {args.greedy_repeat} (greedy) runs after one warm-up.\n")
     print(f"| case | Kiln | ONNX Runtime {ort_version} | PyTorch {torch.__version__} "
           "(OpenBLAS) | best peer ÷ Kiln "
           "| ORT ÷ Kiln | goal (best peer or ORT ÷ Kiln) | agreement |")
@@ -257,18 +262,20 @@ def main():
     print()
     print("| measure | value | goal |")
     print("|---|---|---|")
-    print(f"| OpenBLAS sgemm 2048³ (torch.matmul), {threads} threads | {sgemm:.1f} GFLOP/s | |")
+    print(f"| OpenBLAS sgemm 2048³ (torch.matmul), {threads} threads "
+          f"| {sgemm:.1f} GFLOP/s | |")
     gflops = {k: flops8 / v / 1e6 for k, v in enc8.items()}
-    print(f"| encoder b8 s{args.src_len} ({flops8 / 1e9:.1f} GFLOP): Kiln / ORT / PyTorch "
-          f"| {gflops['Kiln']:.1f} / {gflops['ORT']:.1f} / {gflops['PyTorch']:.1f} GFLOP/s; "
-          f"Kiln = {100 * gflops['Kiln'] / sgemm:.0f} % of sgemm | ≥ 85 % |")
+    print(f"| encoder b8 s{args.src_len} ({flops8 / 1e9:.1f} GFLOP): Kiln / ORT / "
+          f"PyTorch | {gflops['Kiln']:.1f} / {gflops['ORT']:.1f} / "
+          f"{gflops['PyTorch']:.1f} GFLOP/s; Kiln = {100 * gflops['Kiln'] / sgemm:.0f} % "
+          "of sgemm | ≥ 85 % |")
     print(f"| streaming read of {step_bytes / 1e6:.1f} MB (bench/stream_read.cpp, C++, "
           f"{threads} threads) | {stream:.1f} GB/s | |")
-    print(f"| Kiln decode_step b1: {step_bytes / 1e6:.1f} MB of weights in {step_ms:.2f} ms "
-          f"(median step) | {kiln_gbs:.1f} GB/s = {100 * kiln_gbs / stream:.0f} % of the "
-          f"streaming read | ≥ 80 % |")
-    print(f"| kernels per decode_step (manifest) | {len(step_entry['steps'])} kernels over "
-          f"{len(step_entry['buffers'])} buffers | ≤ 50 |")
+    print(f"| Kiln decode_step b1: {step_bytes / 1e6:.1f} MB of weights in "
+          f"{step_ms:.2f} ms (median step) | {kiln_gbs:.1f} GB/s = "
+          f"{100 * kiln_gbs / stream:.0f} % of the streaming read | ≥ 80 % |")
+    print(f"| kernels per decode_step (manifest) | {len(step_entry['steps'])} kernels "
+          f"over {len(step_entry['buffers'])} buffers | ≤ 50 |")
     if not (same1 and same8):
         sys.exit("model_bench: the engines generated different tokens")
 

@@ -89,7 +89,8 @@ def export(model, out_dir, max_len):
     batch_src = {0: "B", 1: "S"}
     heads_src = {0: "B", 2: "S"}
     with torch.enable_grad():
-        torch.onnx.export(Encoder(model), (src, lengths), os.path.join(out_dir, "encoder.onnx"),
+        torch.onnx.export(Encoder(model), (src, lengths),
+                          os.path.join(out_dir, "encoder.onnx"),
                           input_names=["src_ids", "src_lengths"], output_names=["memory"],
                           dynamic_axes={"src_ids": batch_src, "src_lengths": {0: "B"},
                                         "memory": batch_src},

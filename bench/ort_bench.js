@@ -20,8 +20,9 @@ const ort = require('onnxruntime-node');
 function readInput(dir, spec) {
   const bytes = fs.readFileSync(path.join(dir, spec.file));
   const typed = {int64: BigInt64Array, float32: Float32Array}[spec.dtype];
-  if (!typed) throw new Error(`${spec.file}: dtype ${spec.dtype} is not int64 or float32`);
-  const data = new typed(bytes.buffer, bytes.byteOffset, bytes.length / typed.BYTES_PER_ELEMENT);
+  if (!typed) throw new Error(`${spec.file}: dtype ${spec.dtype}: not int64 or float32`);
+  const data =
+      new typed(bytes.buffer, bytes.byteOffset, bytes.length / typed.BYTES_PER_ELEMENT);
   return new ort.Tensor(spec.dtype, data, spec.shape);
 }
 
@@ -61,11 +62,11 @@ async function encode(job) {
   return {median_ms: ms};
 }
 
-// Greedy decoding: encoder, decode_start (cross-attention keys and values, computed once),
-// then one decode_step per token. Each layer's cache has two buffers of full capacity: a
-// step reads its past from one and has ONNX Runtime write its present straight into the
-// other (a preallocated output), so no cache is copied out of ONNX Runtime. The arg-max
-// takes the lowest id on a tie, as Kiln and PyTorch do.
+// Greedy decoding: encoder, decode_start (cross-attention keys and values, computed
+// once), then one decode_step per token. Each layer's cache has two buffers of full
+// capacity: a step reads its past from one and has ONNX Runtime write its present
+// straight into the other (a preallocated output), so no cache is copied out of ONNX
+// Runtime. The arg-max takes the lowest id on a tie, as Kiln and PyTorch do.
 async function greedy(job) {
   const [encoder, start, step] = await Promise.all(
       ['encoder.onnx', 'decode_start.onnx', 'decode_step.onnx'].map((f) => open(job, f)));
@@ -77,9 +78,11 @@ async function greedy(job) {
     for (let i = 0; i < job.layers; ++i) out.push(`${prefix}_k_${i}`, `${prefix}_v_${i}`);
     return out;
   };
-  const crossNames = names('cross'), pastNames = names('past'), presentNames = names('present');
+  const crossNames = names('cross'), pastNames = names('past');
+  const presentNames = names('present');
   const positionSize = batch * job.heads * job.dk;
-  const caches = pastNames.map(() => [0, 1].map(() => new Float32Array(positionSize * job.steps)));
+  const caches =
+      pastNames.map(() => [0, 1].map(() => new Float32Array(positionSize * job.steps)));
   const cacheAt = (i, p, positions) => new ort.Tensor(
       'float32', caches[i][p % 2].subarray(0, positionSize * positions),
       [batch, job.heads, positions, job.dk]);

@@ -8,9 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh python3-torch python3-numpy libopenblas0-openmp libbenchmark-dev
 for tool in node npm; do
-  command -v "$tool" >/dev/null || { echo "run_model_bench.sh: needs $tool (Node.js)" >&2; exit 1; }
+  if ! command -v "$tool" >/dev/null; then
+    echo "run_model_bench.sh: needs $tool (Node.js)" >&2
+    exit 1
+  fi
 done
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCHMARKS=ON >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_BENCHMARKS=ON \
+  >/dev/null
 cmake --build build --target kiln-run transformer_base generate_bench stream_read >&2
 
 # onnxruntime-node's postinstall downloads CUDA binaries from a host outside the package
