@@ -7,8 +7,10 @@
 //                  [--repeat R] [--decoder kv|prefix]
 //
 // SOURCES.txt has one source per line, token ids separated by spaces; the first B are
-// used. Prints the median tokens/s over R timed runs (after one warm-up run) and the
-// tokens each row generated ("row I: ids...").
+// used. Prints the median tokens/s over R timed runs (after one warm-up run), the median
+// time of one step() over those runs' steps (for the KV-cache decoder: one decode_step
+// plus the log-softmax of its logits), and the tokens each row generated ("row I:
+// ids...").
 #include "kiln/generate.h"
 
 #include <algorithm>
@@ -20,6 +22,40 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+namespace {
+
+/// Times every step() of the decoder it wraps.
+class TimedSteps : public kiln::StepDecoder {
+public:
+  explicit TimedSteps(kiln::StepDecoder &inner) : inner_(inner) {}
+  void start(const std::vector<std::vector<int32_t>> &sources) override {
+    inner_.start(sources);
+  }
+  void step(const std::vector<int32_t> &sourceOf,
+            const std::vector<std::vector<int32_t>> &prefixes,
+            std::vector<double> &logProbs) override {
+    auto begin = std::chrono::steady_clock::now();
+    inner_.step(sourceOf, prefixes, logProbs);
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  }
+  void reorder(const std::vector<int32_t> &parents) override { inner_.reorder(parents); }
+  int64_t vocabSize() const override { return inner_.vocabSize(); }
+
+  std::vector<double> seconds;
+
+private:
+  kiln::StepDecoder &inner_;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   if (argc < 4) {
@@ -77,22 +113,22 @@ int main(int argc, char **argv) {
     options.eosId = -1; // never stop early: every run does the same work
     std::vector<kiln::GenerateResult> results =
         kiln::generate(*decoder, sources, options);
+    TimedSteps timed(*decoder);
     std::vector<double> seconds;
     for (int r = 0; r < repeat; ++r) {
       auto begin = std::chrono::steady_clock::now();
-      kiln::generate(*decoder, sources, options);
+      kiln::generate(timed, sources, options);
       seconds.push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - begin)
               .count());
     }
-    std::sort(seconds.begin(), seconds.end());
-    double median = seconds[seconds.size() / 2];
-    if (seconds.size() % 2 == 0)
-      median = (median + seconds[seconds.size() / 2 - 1]) / 2;
+    double runSeconds = median(seconds);
     std::printf(
         "decoder %s batch %zu: %d tokens per row, median %.1f ms, tokens/s %.1f\n",
-        decoderKind.c_str(), batch, tokens, median * 1e3,
-        double(batch) * tokens / median);
+        decoderKind.c_str(), batch, tokens, runSeconds * 1e3,
+        double(batch) * tokens / runSeconds);
+    std::printf("step: median %.3f ms over %zu steps\n", median(timed.seconds) * 1e3,
+                timed.seconds.size());
     for (size_t i = 0; i < results.size(); ++i) {
       std::printf("row %zu:", i);
       for (int32_t id : results[i].best.tokens)

@@ -52,42 +52,64 @@ class CachedGreedy:
         b, h, t, dk = o.shape
         return out_proj(o.transpose(1, 2).reshape(b, t, h * dk))
 
+    def cross_kv(self, memory):
+        """Cross-attention keys and values of every decoder layer, computed once."""
+        kv = []
+        for layer in self.t.decoder.layers:
+            ca = layer.multihead_attn
+            w, bias, d = ca.in_proj_weight, ca.in_proj_bias, self.d
+            kv.append((self.split(torch.nn.functional.linear(memory, w[d:2 * d],
+                                                            bias[d:2 * d])),
+                       self.split(torch.nn.functional.linear(memory, w[2 * d:],
+                                                            bias[2 * d:]))))
+        return kv
+
+    @staticmethod
+    def pad_bias(lengths, s):
+        """[B, 1, 1, S]: -inf at the padded source positions, 0 elsewhere."""
+        b = lengths.shape[0]
+        pad = torch.zeros(b, 1, 1, s)
+        return pad.masked_fill(Translator.padding_mask(lengths, s).view(b, 1, 1, s),
+                               float("-inf"))
+
+    def step(self, token, pe_row, append, cross, pad):
+        """One decoder position: token [B, 1], its positional encoding pe_row [D]; for
+        each layer, append(layer index, k, v) stores this position's self-attention keys
+        and values [B, H, 1, dk] and returns those of every position so far. Returns the
+        next-token logits [B, V]."""
+        x = self.m.embed(token) * math.sqrt(self.d) + pe_row
+        for i, (layer, (ck, cv)) in enumerate(zip(self.t.decoder.layers, cross)):
+            sa = layer.self_attn
+            q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight,
+                                                 sa.in_proj_bias).chunk(3, dim=-1)
+            keys, values = append(i, self.split(k), self.split(v))
+            h = self.attend(self.split(q), keys, values, None, sa.out_proj)
+            x = layer.norm1(x + h)
+            ca = layer.multihead_attn
+            q = torch.nn.functional.linear(x, ca.in_proj_weight[:self.d],
+                                           ca.in_proj_bias[:self.d])
+            x = layer.norm2(x + self.attend(self.split(q), ck, cv, pad, ca.out_proj))
+            x = layer.norm3(x + layer.linear2(layer.activation(layer.linear1(x))))
+        x = self.t.decoder.norm(x)
+        return x[:, -1] @ self.m.embed.weight.t()
+
     def generate(self, src, lengths, steps):
         b, s = src.shape
-        memory = self.m.encode(src, lengths)
-        pad = torch.zeros(b, 1, 1, s)
-        pad.masked_fill_(Translator.padding_mask(lengths, s).view(b, 1, 1, s), float("-inf"))
-        caches, cross = [], []
-        for layer in self.t.decoder.layers:
-            w, bias = layer.multihead_attn.in_proj_weight, layer.multihead_attn.in_proj_bias
-            k = self.split(torch.nn.functional.linear(memory, w[self.d:2 * self.d],
-                                                      bias[self.d:2 * self.d]))
-            v = self.split(torch.nn.functional.linear(memory, w[2 * self.d:], bias[2 * self.d:]))
-            cross.append((k, v))
-            caches.append((torch.empty(b, self.heads, steps, self.dk),
-                           torch.empty(b, self.heads, steps, self.dk)))
+        cross = self.cross_kv(self.m.encode(src, lengths))
+        pad = self.pad_bias(lengths, s)
+        caches = [(torch.empty(b, self.heads, steps, self.dk),
+                   torch.empty(b, self.heads, steps, self.dk)) for _ in cross]
         pe = self.m.positions(steps)
-        scale = math.sqrt(self.d)
         token = torch.full((b, 1), BOS, dtype=torch.long)
         out = []
         for p in range(steps):
-            x = self.m.embed(token) * scale + pe[p]
-            for layer, (kc, vc), (ck, cv) in zip(self.t.decoder.layers, caches, cross):
-                sa = layer.self_attn
-                q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight,
-                                                     sa.in_proj_bias).chunk(3, dim=-1)
-                kc[:, :, p:p + 1] = self.split(k)
-                vc[:, :, p:p + 1] = self.split(v)
-                h = self.attend(self.split(q), kc[:, :, :p + 1], vc[:, :, :p + 1], None,
-                                sa.out_proj)
-                x = layer.norm1(x + h)
-                ca = layer.multihead_attn
-                q = torch.nn.functional.linear(x, ca.in_proj_weight[:self.d],
-                                               ca.in_proj_bias[:self.d])
-                x = layer.norm2(x + self.attend(self.split(q), ck, cv, pad, ca.out_proj))
-                x = layer.norm3(x + layer.linear2(layer.activation(layer.linear1(x))))
-            x = self.t.decoder.norm(x)
-            logits = x[:, -1] @ self.m.embed.weight.t()
+            def append(i, k, v):
+                kc, vc = caches[i]
+                kc[:, :, p:p + 1] = k
+                vc[:, :, p:p + 1] = v
+                return kc[:, :, :p + 1], vc[:, :, :p + 1]
+
+            logits = self.step(token, pe[p], append, cross, pad)
             token = logits.argmax(dim=-1, keepdim=True)
             out.append(token)
         return torch.cat(out, dim=1)
@@ -105,14 +127,16 @@ def torch_run(gen, src, lengths, steps, repeat):
 
 
 def kiln_run(bench, model, weights, sources_file, batch, steps, repeat, decoder):
+    """Runs generate_bench: (tokens/s, the tokens [batch, steps], median ms of a step)."""
     out = subprocess.run([bench, model, weights, sources_file, "--batch", str(batch),
                           "--tokens", str(steps), "--repeat", str(repeat),
                           "--decoder", decoder], check=True, capture_output=True,
                          text=True).stdout
     rate = float(re.search(r"tokens/s ([0-9.]+)", out).group(1))
+    step_ms = float(re.search(r"step: median ([0-9.]+) ms", out).group(1))
     rows = [list(map(int, line.split(":")[1].split())) for line in out.splitlines()
             if line.startswith("row")]
-    return rate, torch.tensor(rows)
+    return rate, torch.tensor(rows), step_ms
 
 
 def main():
@@ -151,10 +175,10 @@ def main():
           f"{'KV/prefix':>11}{'Kiln/PyTorch':>14}  same tokens")
     for b in batches:
         s, lens = src[:b], torch.full((b,), args.src_len)
-        k_kv, k_tokens = kiln_run(args.bench, args.model, weights, sources_file, b,
-                                  args.tokens, args.repeat, "kv")
-        k_pre, p_tokens = kiln_run(args.bench, args.model, weights, sources_file, b,
-                                   args.tokens, args.prefix_repeat, "prefix")
+        k_kv, k_tokens, _ = kiln_run(args.bench, args.model, weights, sources_file, b,
+                                     args.tokens, args.repeat, "kv")
+        k_pre, p_tokens, _ = kiln_run(args.bench, args.model, weights, sources_file, b,
+                                      args.tokens, args.prefix_repeat, "prefix")
         t_kv, t_tokens = torch_run(gen, s, lens, args.tokens, args.repeat)
         same = torch.equal(k_tokens, p_tokens) and torch.equal(k_tokens, t_tokens)
         print(f"{'batch %d' % b:10}{k_kv:10.1f}{k_pre:13.1f}{t_kv:12.1f}"

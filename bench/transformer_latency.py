@@ -24,9 +24,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "confor
 from make_reference import CONFIGS, Translator, write_safetensors  # noqa: E402
 
 
-def kiln_median_ms(kiln_run, model, weights, entry, inputs, repeat):
+def kiln_median_ms(kiln_run, model, weights, entry, inputs, repeat, save_outputs=None):
+    """Median ms of `repeat` runs of entry through kiln-run; with save_outputs, the last
+    run's outputs are written there as NAME.npy."""
     args = [kiln_run, model, "--weights", weights, "--entry", entry,
             "--repeat", str(repeat), "--print", "none"]
+    if save_outputs:
+        args += ["--save-outputs", save_outputs]
     for name, path in inputs.items():
         args += ["--input", f"{name}={path}"]
     out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
