@@ -29,7 +29,7 @@ void kiln::buildDefaultPipeline(OpPassManager &pm, const PipelineOptions &option
 }
 
 namespace {
-/// `--kiln-default-pipeline=fusion-remarks=1,fuse-kernels=0`.
+/// `--kiln-default-pipeline='fusion-remarks=1 fuse-kernels=0'`.
 struct DefaultPipelineOptions : public PassPipelineOptions<DefaultPipelineOptions> {
   Option<bool> fusionRemarks{
       *this, "fusion-remarks",

@@ -31,6 +31,8 @@ struct Planned {
   std::map<std::string, size_t> steps;
   size_t kernels = 0;
   size_t fusionKernels = 0;
+  /// The most steps that call one group's kernel.
+  unsigned mostGroupUses = 0;
 };
 
 Planned planBase(bool fuseKernels) {
@@ -50,7 +52,10 @@ Planned planBase(bool fuseKernels) {
     planned.steps[entry.name] = entry.steps.size();
   planned.kernels = plan->kernels.size();
   for (const KernelPlan &kernel : plan->kernels)
-    planned.fusionKernels += llvm::isa<kiln::FusionOp>(kernel.op);
+    if (llvm::isa<kiln::FusionOp>(kernel.op)) {
+      ++planned.fusionKernels;
+      planned.mostGroupUses = std::max(planned.mostGroupUses, kernel.uses);
+    }
   return planned;
 }
 
@@ -68,6 +73,7 @@ TEST(PlanGroups, TransformerBaseRunsFewerKernels) {
   EXPECT_LE(fused.steps["encode"] + 6 * 3, unfused.steps["encode"]);
   // The six identical layers share their groups' kernels.
   EXPECT_GT(fused.fusionKernels, 0u);
+  EXPECT_GE(fused.mostGroupUses, 6u);
   EXPECT_LE(fused.kernels, unfused.kernels);
 }
 
