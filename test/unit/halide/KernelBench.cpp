@@ -282,7 +282,7 @@ std::vector<BenchCase> cases() {
   linear("linear_logits_8x1x512_to_32000", "tensor<?x1x512xf32>", "tensor<?x1x32000xf32>",
          32000, 512, {8, 1, 512}, {8, 1, 32000}, 8);
   // Kernel groups (kiln.fusion): compare with linear_128x512_to_2048 plus a relu pass,
-  // and with layer_norm_8x128x512 plus an add pass.
+  // and with layer_norm_8x128x512 plus add_residual_8x128x512.
   all.push_back(
       {"fused_linear_relu_128x512_to_2048",
        {"tensor<?x?x512xf32>", "tensor<2048x512xf32>", "tensor<2048xf32>"},
@@ -314,14 +314,6 @@ std::vector<BenchCase> cases() {
        {{8, 128, 512}, {8, 128, 512}, {512}, {512}},
        {8, 128, 512},
        0});
-  all.push_back({"add_8x128x512",
-                 {"tensor<?x?x512xf32>", "tensor<?x?x512xf32>"},
-                 "tensor<?x?x512xf32>",
-                 "kiln.add %arg0, %arg1 : (tensor<?x?x512xf32>, tensor<?x?x512xf32>) -> "
-                 "tensor<?x?x512xf32>",
-                 {{8, 128, 512}, {8, 128, 512}},
-                 {8, 128, 512},
-                 0});
   all.push_back({"gelu_8x128x2048",
                  {"tensor<?x?x2048xf32>"},
                  "tensor<?x?x2048xf32>",
