@@ -81,6 +81,26 @@ LogicalResult kiln::verifyReturn(ReturnOp op) {
   return success();
 }
 
+Value FusionOp::yielded() { return cast<YieldOp>(getBody()->getTerminator()).value(); }
+
+LogicalResult kiln::verifyFusion(FusionOp op) {
+  Block &body = op.body().front();
+  if (body.getNumArguments() != op.getNumOperands())
+    return op.emitOpError() << "has " << op.getNumOperands() << " operands but its body "
+                            << body.getNumArguments() << " arguments";
+  for (unsigned i = 0; i < body.getNumArguments(); ++i)
+    if (body.getArgument(i).getType() != op.getOperand(i).getType())
+      return op.emitOpError() << "body argument #" << i << " has type "
+                              << body.getArgument(i).getType() << " but operand #" << i
+                              << " " << op.getOperand(i).getType();
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return op.emitOpError() << "body must end in kiln.yield";
+  if (op.yielded().getType() != op.getType())
+    return op.emitOpError() << "yields " << op.yielded().getType()
+                            << " but the result has type " << op.getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Symbolic shape rules
 //===----------------------------------------------------------------------===//

@@ -77,6 +77,17 @@ static std::string unboundNameProblem(Operation *op, const llvm::StringSet<> &bo
   return "";
 }
 
+/// The value outside every kiln.fusion that `value` stands for: the operand that a
+/// group's body argument binds, or `value` itself.
+static Value outsideValue(Value value) {
+  auto arg = value.dyn_cast<BlockArgument>();
+  if (!arg)
+    return value;
+  if (auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp()))
+    return outsideValue(fusion.getOperand(arg.getArgNumber()));
+  return value;
+}
+
 FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErrors) {
   SymbolicShapeMap shapes;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -102,6 +113,12 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
           declaredStateShape(read.getType().cast<RankedTensorType>(), read.dims());
       return WalkResult::advance();
     }
+    // The walk is post-order: a group's body has been visited, its result is the
+    // yielded value's.
+    if (auto fusion = dyn_cast<FusionOp>(op)) {
+      shapes[fusion.getResult()] = shapes.lookup(fusion.yielded());
+      return WalkResult::advance();
+    }
     auto iface = dyn_cast<SymbolicShapeOpInterface>(op);
     if (!iface) {
       // Ops without a rule (parameters) have fully static result types; a foreign op's
@@ -113,7 +130,7 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
     }
     llvm::SmallVector<SymShape, 3> operands;
     for (Value v : op->getOperands())
-      operands.push_back(shapes.lookup(v));
+      operands.push_back(shapes.lookup(outsideValue(v)));
     ShapeResult inferred = iface.inferSymbolicShape(operands);
     if (!inferred.succeeded()) {
       if (emitErrors)

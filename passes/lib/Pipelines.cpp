@@ -23,15 +23,22 @@ void kiln::buildDefaultPipeline(OpPassManager &pm, const PipelineOptions &option
     perEntry.addPass(createFuseAttentionPass(options.fusionRemarks));
   // Merges what the fusion rebuilt once per layer (additive forms of boolean masks).
   perEntry.addPass(createCSEPass());
+  // After CSE, so that a value computed once per layer counts its readers once.
+  if (options.fuseKernels)
+    perEntry.addPass(createFuseKernelsPass(options.fusionRemarks));
 }
 
 namespace {
-/// `--kiln-default-pipeline=fusion-remarks=1`.
+/// `--kiln-default-pipeline='fusion-remarks=1 fuse-kernels=0'`.
 struct DefaultPipelineOptions : public PassPipelineOptions<DefaultPipelineOptions> {
   Option<bool> fusionRemarks{
       *this, "fusion-remarks",
-      llvm::cl::desc("a remark at each kiln.softmax left unfused, with the reason"),
+      llvm::cl::desc("a remark at each op left unfused, with the reason"),
       llvm::cl::init(false)};
+  Option<bool> fuseKernels{
+      *this, "fuse-kernels",
+      llvm::cl::desc("group ops into kiln.fusion kernels (kiln-fuse-kernels)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -42,6 +49,7 @@ void kiln::registerAllKilnPasses() {
       [](OpPassManager &pm, const DefaultPipelineOptions &cl) {
         PipelineOptions options;
         options.fusionRemarks = cl.fusionRemarks;
+        options.fuseKernels = cl.fuseKernels;
         buildDefaultPipeline(pm, options);
       });
 }

@@ -59,12 +59,14 @@ llvm::cl::opt<Emit> emit(
         clEnumValN(Emit::Dot, "dot",
                    "print the graph after the pass pipeline as Graphviz DOT, then stop"),
         clEnumValN(Emit::DotUnfused, "dot-unfused",
-                   "the same graph from the pipeline without attention fusion")),
+                   "the same graph from the pipeline without attention or kernel "
+                   "fusion")),
     llvm::cl::cat(compilerCategory));
 llvm::cl::opt<bool> fusionRemarks(
     "fusion-remarks",
     llvm::cl::desc("Say on stderr, at its line of the model, why each softmax was not "
-                   "fused into kiln.attention"),
+                   "fused into kiln.attention and why each op left outside a kernel "
+                   "group (kiln.fusion) was"),
     llvm::cl::cat(compilerCategory));
 llvm::cl::opt<std::string>
     kernelsDir("kernels-dir",
@@ -202,6 +204,7 @@ int main(int argc, char **argv) {
   pm.enableTiming(timingScope);
   kiln::PipelineOptions pipelineOptions;
   pipelineOptions.fuseAttention = emit != Emit::DotUnfused;
+  pipelineOptions.fuseKernels = emit != Emit::DotUnfused;
   pipelineOptions.fusionRemarks = fusionRemarks;
   kiln::buildDefaultPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))

@@ -40,6 +40,7 @@ const LoweringTable &loweringTable() {
     populateEmbeddingLowerings(families);
     populateAttentionLowerings(families);
     populateStateLowerings(families);
+    populateFusionLowerings(families);
     return families;
   }();
   return table;
@@ -65,6 +66,22 @@ FailureOr<LoweredKernel> scheduleAt(Location loc, const KernelAlgorithm &algorit
 }
 
 } // namespace
+
+const OpLowering *kiln::halide_backend::lookupLowering(Operation *op) {
+  return loweringTable().lookup(op);
+}
+
+ImageParam OwnKernel::input(Value operand, const std::string &name) {
+  assert(operand == op_->getOperand(inputs_.size()) &&
+         "a lowering takes its operands in operand order");
+  inputs_.push_back(makeInput(operand, name));
+  return inputs_.back();
+}
+
+Operand OwnKernel::operand(Value operand, const std::string &name) {
+  ImageParam param = input(operand, name);
+  return {param, param};
+}
 
 bool kiln::halide_backend::needsKernel(Operation *op) {
   return loweringTable().lookup(op) != nullptr;
@@ -103,7 +120,8 @@ FailureOr<LoweredKernel> kiln::halide_backend::lowerOp(Operation *op,
     op->emitError() << "the Halide backend has no lowering for '" << op->getName() << "'";
     return failure();
   }
-  FailureOr<KernelAlgorithm> algorithm = lowering->lower(op, target);
+  OwnKernel boundary(op);
+  FailureOr<KernelAlgorithm> algorithm = lowering->lower(op, target, boundary);
   if (failed(algorithm))
     return failure();
   return scheduleAt(op->getLoc(), *algorithm, target);

@@ -7,6 +7,7 @@
 
 #include "Lowerings.h"
 
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
@@ -17,38 +18,19 @@ using namespace kiln::halide_backend;
 
 namespace {
 
-using Values = std::vector<Expr>;
-
-/// An elementwise op of broadcast operands named `names`: `combine` receives the
-/// operands' values.
-KernelAlgorithm lowerPointwise(Operation *op, const std::vector<std::string> &names,
-                               const std::function<Expr(const Values &)> &combine) {
-  KernelAlgorithm lowered;
-  PointwiseKernel kernel;
-  RankedTensorType resultType = tensorType(op->getResult(0));
-  kernel.extents = extentsOf(resultType);
-  kernel.vars = makeVars(resultType.getRank());
-  ExtentSource sources;
-  std::vector<Expr> values;
-  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-    ImageParam input = makeInput(op->getOperand(i), names[i]);
-    Extents extents = extentsOf(tensorType(op->getOperand(i)));
-    values.push_back(input(broadcastIndex(extents, kernel.vars)));
-    lowered.inputs.push_back(input);
-    sources.operands.emplace_back(input, extents);
-  }
-  kernel.output = Func("result");
-  kernel.output(kernel.vars) = combine(values);
-  OutputImageParam out = kernel.output.output_buffer();
-  constrainLayout(out, kernel.extents);
-  for (int d = 0; d < resultType.getRank(); ++d) {
-    llvm::SmallVector<int> dims;
-    for (const auto &operand : sources.operands)
-      dims.push_back(d < static_cast<int>(operand.second.size()) ? d : -1);
-    sources.tie(out, d, kernel.extents[d], dims);
-  }
-  lowered.stages = {kernel};
-  return lowered;
+/// An elementwise op of broadcast operands named `names`, as its own kernel.
+KernelAlgorithm lowerPointwise(Operation *op, const std::vector<std::string> &names) {
+  KernelInputs inputs;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    inputs.emplace_back(makeInput(op->getOperand(i), names[i]),
+                        extentsOf(tensorType(op->getOperand(i))));
+  auto value = [&](const std::vector<Var> &vars) {
+    std::vector<Expr> values;
+    for (const auto &[input, extents] : inputs)
+      values.push_back(input(broadcastIndex(extents, vars)));
+    return pointwiseFormula(op)(values);
+  };
+  return lowerPointwiseKernel(tensorType(op->getResult(0)), inputs, value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -156,51 +138,72 @@ KernelAlgorithm lowerConstant(ConstantOp op) {
 
 } // namespace
 
-void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
-  table.add<AddOp>([](AddOp op) {
-    return lowerPointwise(op, {"lhs", "rhs"},
-                          [](const Values &v) { return v[0] + v[1]; });
-  });
-  table.add<SubOp>([](SubOp op) {
-    return lowerPointwise(op, {"lhs", "rhs"},
-                          [](const Values &v) { return v[0] - v[1]; });
-  });
-  table.add<MulOp>([](MulOp op) {
-    return lowerPointwise(op, {"lhs", "rhs"},
-                          [](const Values &v) { return v[0] * v[1]; });
-  });
-  table.add<DivOp>([](DivOp op) {
-    return lowerPointwise(op, {"lhs", "rhs"},
-                          [](const Values &v) { return v[0] / v[1]; });
-  });
-  table.add<MaskedFillOp>(
-      [](MaskedFillOp op) {
+KernelAlgorithm kiln::halide_backend::lowerPointwiseKernel(
+    RankedTensorType resultType, const KernelInputs &inputs,
+    const std::function<Expr(const std::vector<Var> &)> &value) {
+  PointwiseKernel kernel;
+  kernel.extents = extentsOf(resultType);
+  kernel.vars = makeVars(resultType.getRank());
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = value(kernel.vars);
+  OutputImageParam out = kernel.output.output_buffer();
+  constrainLayout(out, kernel.extents);
+  ExtentSource sources{inputs};
+  for (int d = 0; d < resultType.getRank(); ++d) {
+    llvm::SmallVector<int> dims;
+    for (const auto &operand : sources.operands)
+      dims.push_back(d < static_cast<int>(operand.second.size()) ? d : -1);
+    sources.tie(out, d, kernel.extents[d], dims);
+  }
+  KernelAlgorithm lowered;
+  for (const auto &input : inputs)
+    lowered.inputs.push_back(input.first);
+  lowered.stages = {kernel};
+  return lowered;
+}
+
+PointwiseFormula kiln::halide_backend::pointwiseFormula(Operation *op) {
+  using Values = const std::vector<Expr> &;
+  return llvm::TypeSwitch<Operation *, PointwiseFormula>(op)
+      .Case<AddOp>([](AddOp) { return [](Values v) { return v[0] + v[1]; }; })
+      .Case<SubOp>([](SubOp) { return [](Values v) { return v[0] - v[1]; }; })
+      .Case<MulOp>([](MulOp) { return [](Values v) { return v[0] * v[1]; }; })
+      .Case<DivOp>([](DivOp) { return [](Values v) { return v[0] / v[1]; }; })
+      .Case<MaskedFillOp>([](MaskedFillOp op) -> PointwiseFormula {
         // The fill value may be -inf: written as its bits (see floatBits).
         Expr fill =
             floatBits(static_cast<int32_t>(op.value().bitcastToAPInt().getZExtValue()));
-        return lowerPointwise(op, {"input", "mask"}, [&](const Values &v) {
-          return Halide::select(v[1] != 0, fill, v[0]);
-        });
+        return [fill](Values v) { return Halide::select(v[1] != 0, fill, v[0]); };
+      })
+      .Case<ScaleOp>([](ScaleOp op) -> PointwiseFormula {
+        Expr factor = op.factor().convertToFloat();
+        return [factor](Values v) { return v[0] * factor; };
+      })
+      .Case<ReluOp>(
+          [](ReluOp) { return [](Values v) { return Halide::max(v[0], 0.0f); }; })
+      .Case<GeluOp>([](GeluOp) { return [](Values v) { return geluExact(v[0]); }; })
+      .Default([](Operation *) { return nullptr; });
+}
+
+void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
+  auto binary = [](Operation *op) { return lowerPointwise(op, {"lhs", "rhs"}); };
+  auto unary = [](Operation *op) { return lowerPointwise(op, {"input"}); };
+  table.add<AddOp>(binary);
+  table.add<SubOp>(binary);
+  table.add<MulOp>(binary);
+  table.add<DivOp>(binary);
+  table.add<MaskedFillOp>(
+      [](MaskedFillOp op) {
+        return lowerPointwise(op, {"input", "mask"});
       },
       [](MaskedFillOp op, llvm::raw_ostream &os) {
         os << "{value=" << op.valueAttr() << "}";
       });
-  table.add<ScaleOp>(
-      [](ScaleOp op) {
-        Expr factor = op.factor().convertToFloat();
-        return lowerPointwise(op, {"input"},
-                              [&](const Values &v) { return v[0] * factor; });
-      },
-      [](ScaleOp op, llvm::raw_ostream &os) {
-        os << "{factor=" << op.factorAttr() << "}";
-      });
-  table.add<ReluOp>([](ReluOp op) {
-    return lowerPointwise(op, {"input"},
-                          [](const Values &v) { return Halide::max(v[0], 0.0f); });
+  table.add<ScaleOp>(unary, [](ScaleOp op, llvm::raw_ostream &os) {
+    os << "{factor=" << op.factorAttr() << "}";
   });
-  table.add<GeluOp>([](GeluOp op) {
-    return lowerPointwise(op, {"input"}, [](const Values &v) { return geluExact(v[0]); });
-  });
+  table.add<ReluOp>(unary);
+  table.add<GeluOp>(unary);
   table.add<ConstantOp>(lowerConstant, [](ConstantOp op, llvm::raw_ostream &os) {
     os << "{value=" << op.value() << "}";
   });

@@ -27,15 +27,15 @@ struct ProductOperands {
 /// Defines kernel.product and kernel.packedRhs over kernel.vars (which, with
 /// kernel.extents, the caller has set: n, m, batch...). A rank-1 lhs is a single row: m
 /// is then a static 1 that the lhs does not index.
-ProductOperands defineProduct(MatmulKernel &kernel, Value lhsValue, Value rhsValue,
-                              bool transposeLhs, bool transposeRhs,
-                              const std::string &lhsName = "lhs",
+ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
+                              Value lhsValue, Value rhsValue, bool transposeLhs,
+                              bool transposeRhs, const std::string &lhsName = "lhs",
                               const std::string &rhsName = "rhs") {
   ProductOperands p;
   p.lhsExt = extentsOf(tensorType(lhsValue));
   p.rhsExt = extentsOf(tensorType(rhsValue));
-  p.lhs = makeInput(lhsValue, lhsName);
-  p.rhs = makeInput(rhsValue, rhsName);
+  p.lhs = boundary.input(lhsValue, lhsName);
+  p.rhs = boundary.input(rhsValue, rhsName);
   p.transposeLhs = transposeLhs;
   p.transposeRhs = transposeRhs;
   const Extents &lhsExt = p.lhsExt, &rhsExt = p.rhsExt;
@@ -142,17 +142,17 @@ void constrainProductOutput(const MatmulKernel &kernel, const ProductOperands &p
                  d < static_cast<int>(p.rhsExt.size()) ? d : -1});
 }
 
-KernelAlgorithm lowerMatmul(MatmulOp op) {
+KernelAlgorithm lowerMatmul(MatmulOp op, KernelBoundary &boundary) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   kernel.extents = extentsOf(resultType);
   kernel.vars = makeVars(resultType.getRank());
-  ProductOperands p =
-      defineProduct(kernel, op.lhs(), op.rhs(), op.transpose_lhs(), op.transpose_rhs());
+  ProductOperands p = defineProduct(kernel, boundary, op.lhs(), op.rhs(),
+                                    op.transpose_lhs(), op.transpose_rhs());
   kernel.output = Func("result");
-  kernel.output(kernel.vars) = productValue(kernel);
+  kernel.output(kernel.vars) = boundary.store(productValue(kernel), kernel.vars);
   constrainProductOutput(kernel, p, kernel.output.output_buffer());
-  return {{p.lhs, p.rhs}, {kernel}};
+  return {boundary.inputs(), {kernel}};
 }
 
 /// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which takes the
@@ -160,7 +160,7 @@ KernelAlgorithm lowerMatmul(MatmulOp op) {
 /// see useDotProduct), and the bias added to each output tile as it is stored. For a
 /// rank-1 input the product is a 1-row matrix, computed whole and then copied into the
 /// 1-D result (an extra N floats, next to the N x K weight the product streams).
-KernelAlgorithm lowerLinear(LinearOp op) {
+KernelAlgorithm lowerLinear(LinearOp op, KernelBoundary &boundary) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   int rank = resultType.getRank();
@@ -170,33 +170,34 @@ KernelAlgorithm lowerLinear(LinearOp op) {
     kernel.extents.push_back(1);
   kernel.vars = makeVars(static_cast<int>(kernel.extents.size()));
   ProductOperands p =
-      defineProduct(kernel, op.input(), op.weight(),
+      defineProduct(kernel, boundary, op.input(), op.weight(),
                     /*transposeLhs=*/false, /*transposeRhs=*/true, "input", "weight");
-  ImageParam bias = makeInput(op.bias(), "bias");
+  ImageParam bias = boundary.input(op.bias(), "bias");
   if (!isStatic(extentsOf(tensorType(op.bias()))[0]))
     bias.dim(0).set_extent(p.N);
 
   Func result("result");
   kernel.output = vector ? Func("linear_row") : result;
-  kernel.output(kernel.vars) = productValue(kernel) + bias(kernel.vars[0]);
+  kernel.output(kernel.vars) =
+      boundary.store(productValue(kernel) + bias(kernel.vars[0]), kernel.vars);
   if (!vector) {
     constrainProductOutput(kernel, p, result.output_buffer());
-    return {{p.lhs, p.rhs, bias}, {kernel}};
+    return {boundary.inputs(), {kernel}};
   }
   Var n = kernel.vars[0];
   result(n) = kernel.output(n, 0);
   Extents resultExtents = extentsOf(resultType);
   constrainLayout(result.output_buffer(), resultExtents);
   tieOutputExtents(result, resultExtents, {p.N});
-  return {{p.lhs, p.rhs, bias}, {kernel, PointwiseKernel{result, {n}, resultExtents}}};
+  return {boundary.inputs(), {kernel, PointwiseKernel{result, {n}, resultExtents}}};
 }
 
 } // namespace
 
 void kiln::halide_backend::populateMatmulLowerings(LoweringTable &table) {
-  table.add<MatmulOp>(lowerMatmul, [](MatmulOp op, llvm::raw_ostream &os) {
+  table.addAnchor<MatmulOp>(lowerMatmul, [](MatmulOp op, llvm::raw_ostream &os) {
     os << "{transpose_lhs=" << op.transpose_lhs()
        << ",transpose_rhs=" << op.transpose_rhs() << "}";
   });
-  table.add<LinearOp>(lowerLinear);
+  table.addAnchor<LinearOp>(lowerLinear);
 }

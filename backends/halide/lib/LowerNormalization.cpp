@@ -29,16 +29,22 @@ void sameExtentsAsInput(Func out, const ImageParam &input, const Extents &extent
   tieOutputExtents(out, extents, source);
 }
 
-/// Starts a reduction of `input` along its tensor axis `axis`: the kernel's Vars,
-/// extents, Halide axis and the reduction over it. Returns the input.
-ImageParam beginRowReduction(RowReductionKernel &kernel, Value input, int64_t axis) {
-  ImageParam param = makeInput(input, "input");
+/// Starts a reduction of `input`, whose extents `shape` has, along its tensor axis
+/// `axis`: the kernel's Vars, extents, Halide axis and the reduction over it.
+void beginRowReduction(RowReductionKernel &kernel, Value input, const ImageParam &shape,
+                       int64_t axis) {
   RankedTensorType type = tensorType(input);
   int rank = type.getRank();
   kernel.extents = extentsOf(type);
   kernel.vars = makeVars(rank);
   kernel.axis = halideDim(rank, axis);
-  kernel.r = RDom(0, extentOf(param, kernel.extents, kernel.axis), "r");
+  kernel.r = RDom(0, extentOf(shape, kernel.extents, kernel.axis), "r");
+}
+
+/// Starts a row reduction (see above) of an op's own input: returns the input.
+ImageParam beginRowReduction(RowReductionKernel &kernel, Value input, int64_t axis) {
+  ImageParam param = makeInput(input, "input");
+  beginRowReduction(kernel, input, param, axis);
   return param;
 }
 
@@ -129,12 +135,15 @@ KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   return {{s.input}, {kernel}};
 }
 
-KernelAlgorithm lowerLayerNorm(LayerNormOp op) {
+KernelAlgorithm lowerLayerNorm(LayerNormOp op, KernelBoundary &boundary) {
   LayerNormKernel kernel;
-  ImageParam input =
-      beginRowReduction(kernel, op.input(), tensorType(op.input()).getRank() - 1);
-  ImageParam gamma = makeInput(op.gamma(), "gamma"), beta = makeInput(op.beta(), "beta");
-  Expr features = extentOf(input, kernel.extents, 0);
+  Operand operand = boundary.operand(op.input(), "input");
+  Func input = operand.values;
+  beginRowReduction(kernel, op.input(), operand.shape,
+                    tensorType(op.input()).getRank() - 1);
+  ImageParam gamma = boundary.input(op.gamma(), "gamma");
+  ImageParam beta = boundary.input(op.beta(), "beta");
+  Expr features = extentOf(operand.shape, kernel.extents, 0);
   if (!isStatic(kernel.extents[0])) {
     gamma.dim(0).set_extent(features);
     beta.dim(0).set_extent(features);
@@ -161,11 +170,12 @@ KernelAlgorithm lowerLayerNorm(LayerNormOp op) {
   Expr invStd = 1.0f / Halide::sqrt(kernel.squares(rows) / count + epsilon);
   Var feature = kernel.vars[0];
   kernel.output = Func("result");
-  kernel.output(kernel.vars) =
-      deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature);
+  kernel.output(kernel.vars) = boundary.store(
+      deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature),
+      kernel.vars);
 
-  sameExtentsAsInput(kernel.output, input, kernel.extents);
-  return {{input, gamma, beta}, {kernel}};
+  sameExtentsAsInput(kernel.output, operand.shape, kernel.extents);
+  return {boundary.inputs(), {kernel}};
 }
 
 /// The first index of the row's maximum, or of its first NaN, in two vectorisable
@@ -219,7 +229,7 @@ KernelAlgorithm lowerArgmax(ArgmaxOp op) {
 void kiln::halide_backend::populateNormalizationLowerings(LoweringTable &table) {
   table.add<SoftmaxOp>(lowerSoftmax, printAxis);
   table.add<LogSoftmaxOp>(lowerLogSoftmax, printAxis);
-  table.add<LayerNormOp>(lowerLayerNorm, [](LayerNormOp op, llvm::raw_ostream &os) {
+  table.addAnchor<LayerNormOp>(lowerLayerNorm, [](LayerNormOp op, llvm::raw_ostream &os) {
     os << "{epsilon=" << op.epsilonAttr() << "}";
   });
   table.add<ArgmaxOp>(lowerArgmax, printAxis);

@@ -98,10 +98,13 @@ std::vector<Halide::Var> withoutAxis(const std::vector<Halide::Var> &vars, int a
 void tieOutputExtents(Halide::Func out, const Extents &extents,
                       const std::vector<Halide::Expr> &source);
 
+/// Kernel inputs with the extents of the operands they hold.
+using KernelInputs = std::vector<std::pair<Halide::ImageParam, Extents>>;
+
 /// Where the extent of each output dimension comes from: one operand's dimension
 /// (the first that has it and does not broadcast there), or the static type.
 struct ExtentSource {
-  std::vector<std::pair<Halide::ImageParam, Extents>> operands;
+  KernelInputs operands;
 
   /// Pins output dimension `dim` (static `extent`, or dynamic) to its source and every
   /// other non-broadcasting operand of that dimension to the same size. `operandDims`

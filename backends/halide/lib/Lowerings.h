@@ -31,19 +31,65 @@ struct KernelAlgorithm {
   llvm::SmallVector<KernelDescription, 1> stages;
 };
 
+/// An operand as a lowering reads it.
+struct Operand {
+  /// Its elements, Halide dimension order.
+  Func values;
+  /// A kernel input with the operand's extents, whose dimensions the lowering reads and
+  /// ties to its output's: the operand's own buffer, or, inside a fusion group, a group
+  /// input whose shape the producer's result has.
+  ImageParam shape;
+};
+
+/// Where a lowering's operands come from and what its output stores: what lets one
+/// lowering serve both an op's own kernel (OwnKernel) and the anchor of a fusion group
+/// (LowerFusion.cpp), which hands it its prologue as a Func and wraps its value in the
+/// group's epilogue. A lowering takes every operand through `input` or `operand`, in
+/// operand order, and defines its output as `store` of its value.
+class KernelBoundary {
+public:
+  virtual ~KernelBoundary() = default;
+  /// The kernel input that holds `operand`, named `name` when it is the lowering's own.
+  virtual ImageParam input(mlir::Value operand, const std::string &name) = 0;
+  /// `operand`'s values: its kernel input, or the Func of its producer in the group.
+  virtual Operand operand(mlir::Value operand, const std::string &name) = 0;
+  /// What the kernel stores at `vars` (the output's Vars) given the op's `value` there.
+  virtual Expr store(Expr value, const std::vector<Var> &vars) = 0;
+  /// The kernel's inputs, in call order.
+  virtual std::vector<ImageParam> inputs() const = 0;
+};
+
+/// An op's own kernel: one input per operand, pinned to its type, and the op's value
+/// stored as it is.
+class OwnKernel : public KernelBoundary {
+public:
+  explicit OwnKernel(mlir::Operation *op) : op_(op) {}
+  ImageParam input(mlir::Value operand, const std::string &name) override;
+  Operand operand(mlir::Value operand, const std::string &name) override;
+  Expr store(Expr value, const std::vector<Var> &) override { return value; }
+  std::vector<ImageParam> inputs() const override { return inputs_; }
+
+private:
+  mlir::Operation *op_;
+  std::vector<ImageParam> inputs_;
+};
+
 /// How one op becomes a kernel.
 struct OpLowering {
   /// Builds the op's algorithm for `target`, which an algorithm reads only for what the
-  /// target's schedules choose before it is written (attention's tiles); emits an error
-  /// at the op and fails when it cannot.
-  std::function<mlir::FailureOr<KernelAlgorithm>(mlir::Operation *,
-                                                 const Halide::Target &)>
+  /// target's schedules choose before it is written (attention's tiles), through
+  /// `boundary` when `anchorsGroups`; emits an error at the op and fails when it cannot.
+  std::function<mlir::FailureOr<KernelAlgorithm>(
+      mlir::Operation *, const Halide::Target &, KernelBoundary &)>
       lower;
   /// Prints the attributes that decide what the kernel computes, read through the
   /// accessors so that a defaulted attribute and an explicit default print alike, and so
   /// that discardable attributes (locations, annotations) do not split kernels. Empty
   /// when the operand and result types say everything.
   std::function<void(mlir::Operation *, llvm::raw_ostream &)> printAttributes;
+  /// Whether the lowering reads its operands and stores its value through the boundary,
+  /// so that a fusion group can take its schedule.
+  bool anchorsGroups = false;
 };
 
 class LoweringTable {
@@ -56,9 +102,21 @@ public:
   void add(std::function<KernelAlgorithm(Op)> lower,
            AttributePrinter<Op> printAttributes = nullptr) {
     insert(mlir::TypeID::get<Op>(),
-           {[lower](mlir::Operation *op, const Halide::Target &)
+           {[lower](mlir::Operation *op, const Halide::Target &, KernelBoundary &)
                 -> mlir::FailureOr<KernelAlgorithm> { return lower(llvm::cast<Op>(op)); },
             erase(std::move(printAttributes))});
+  }
+  /// Lowers every `Op` with `lower`, which reads and stores through its boundary: `Op`
+  /// can anchor a fusion group.
+  template <typename Op>
+  void addAnchor(std::function<KernelAlgorithm(Op, KernelBoundary &)> lower,
+                 AttributePrinter<Op> printAttributes = nullptr) {
+    insert(mlir::TypeID::get<Op>(),
+           {[lower](mlir::Operation *op, const Halide::Target &,
+                    KernelBoundary &boundary) -> mlir::FailureOr<KernelAlgorithm> {
+              return lower(llvm::cast<Op>(op), boundary);
+            },
+            erase(std::move(printAttributes)), /*anchorsGroups=*/true});
   }
   /// Lowers every `Op` with `lower`, which reads the target (see OpLowering::lower).
   template <typename Op>
@@ -66,7 +124,7 @@ public:
   add(std::function<mlir::FailureOr<KernelAlgorithm>(Op, const Halide::Target &)> lower,
       AttributePrinter<Op> printAttributes = nullptr) {
     insert(mlir::TypeID::get<Op>(),
-           {[lower](mlir::Operation *op, const Halide::Target &target) {
+           {[lower](mlir::Operation *op, const Halide::Target &target, KernelBoundary &) {
               return lower(llvm::cast<Op>(op), target);
             },
             erase(std::move(printAttributes))});
@@ -103,6 +161,22 @@ void populateDataMovementLowerings(LoweringTable &table);
 void populateEmbeddingLowerings(LoweringTable &table);
 void populateAttentionLowerings(LoweringTable &table);
 void populateStateLowerings(LoweringTable &table);
+void populateFusionLowerings(LoweringTable &table);
+
+/// The lowering of `op` in the table; null when it has none (Lower.cpp).
+const OpLowering *lookupLowering(mlir::Operation *op);
+
+/// The values of an elementwise op: add, sub, mul, div, masked_fill, scale, relu and
+/// gelu, given its operands' values in operand order.
+using PointwiseFormula = std::function<Expr(const std::vector<Expr> &)>;
+/// The formula of elementwise `op`; null for any other op (LowerElementwise.cpp).
+PointwiseFormula pointwiseFormula(mlir::Operation *op);
+/// A pointwise kernel of `resultType` that stores `value` at its Vars, reading `inputs`
+/// broadcast (NumPy style) to its shape; its dynamic extents are the inputs' (which it
+/// ties together).
+KernelAlgorithm
+lowerPointwiseKernel(mlir::RankedTensorType resultType, const KernelInputs &inputs,
+                     const std::function<Expr(const std::vector<Var> &)> &value);
 
 /// result = `source`, into a dense buffer, or with `stridedOutputAxis` into a strided
 /// view across that tensor axis (LowerState.cpp).

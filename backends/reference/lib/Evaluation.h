@@ -73,6 +73,8 @@ private:
   /// before it changes anything, and sets `stateRejected` when the check fails.
   llvm::Error evaluateStateOp(mlir::Operation *op, const std::string &where);
   llvm::Error checkAndApplyStateOp(mlir::Operation *op, const std::string &where);
+  /// A kiln.fusion: its body's ops in order.
+  llvm::Error evaluateFusion(FusionOp fusion, const std::string &where);
   /// Keeps state `name` as it was before this run, once, for rollBack().
   void saveForUndo(const std::string &name);
   llvm::Error bindParameter(ParameterOp op);

@@ -171,6 +171,8 @@ llvm::Error Evaluation::evaluate(Operation *op) {
       "'" + op->getName().getStringRef().str() + "' at " + print(op->getLoc());
   if (isa<StateAllocOp, StateWriteOp, StateReadOp, KvAppendOp>(op))
     return evaluateStateOp(op, where);
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return evaluateFusion(fusion, where);
   if (op->getNumResults() != 1)
     return makeError(where + " is not supported by the reference interpreter");
   llvm::SmallVector<const HostTensor *, 3> args;
@@ -188,6 +190,23 @@ llvm::Error Evaluation::evaluate(Operation *op) {
                                        where + " result", /*allowBoolean=*/true))
     return e;
   values[op->getResult(0)] = std::move(*result);
+  return llvm::Error::success();
+}
+
+/// The body op by op, as if its ops stood in the entry: a group computes what its ops
+/// do, which is what lets the tests compare fused kernels against this.
+llvm::Error Evaluation::evaluateFusion(FusionOp fusion, const std::string &where) {
+  Block &body = fusion.body().front();
+  for (auto [operand, argument] : llvm::zip(fusion.getOperands(), body.getArguments())) {
+    auto it = values.find(operand);
+    if (it == values.end())
+      return makeError(where + " uses a value defined outside the entry's body");
+    values[argument] = it->second;
+  }
+  for (Operation &op : body.without_terminator())
+    if (llvm::Error e = evaluate(&op))
+      return e;
+  values[fusion.getResult()] = values[fusion.yielded()];
   return llvm::Error::success();
 }
 

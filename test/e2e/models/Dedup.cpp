@@ -14,9 +14,11 @@ Model kiln::e2e::buildDedupModel() {
   Tensor x = f.input("x", DType::F32, {dyn("B"), dyn("S"), 16});
   Tensor y = f.input("y", DType::F32, {dyn("B"), dyn("S"), 16});
   Tensor z = f.input("z", DType::F32, {dyn("B"), dyn("S"), 16});
-  Tensor sum = (x + y) + z;          // one add kernel, two steps
-  Tensor biased = sum + bias;        // another add: its rhs type differs
-  f.output("y", relu(relu(biased))); // one relu kernel, two steps
+  // Unfused: one add kernel for two steps, another for the bias add (its rhs type
+  // differs), one relu kernel for two steps; kiln-fuse-kernels makes the chain one group.
+  Tensor sum = (x + y) + z;
+  Tensor biased = sum + bias;
+  f.output("y", relu(relu(biased)));
   return m.finish();
 }
 

@@ -17,7 +17,8 @@ Model kiln::e2e::buildTwoEntriesModel() {
   encode.output("memory", relu(matmul(x, weight)));
   Entry step = m.entry("step");
   Tensor y = step.input("y", DType::F32, {dyn("B"), dyn("T"), 24});
-  step.output("out", matmul(y, weight)); // the same kernel as encode's matmul
+  // Unfused, the same kernel as encode's matmul, which is grouped with its relu.
+  step.output("out", matmul(y, weight));
   return m.finish();
 }
 

@@ -1,6 +1,7 @@
 // The pipeline every model goes through: shape checks, folding, attention fusion, then
-// CSE and DCE; here with fusion remarks on, as `NAME-gen --fusion-remarks` runs it.
-// RUN: kiln-opt %s --split-input-file --kiln-default-pipeline=fusion-remarks=1 --verify-diagnostics | FileCheck %s
+// CSE and DCE; here with fusion remarks on, as `NAME-gen --fusion-remarks` runs it, and
+// without the kernel groups that come last (fuse_kernels.mlir tests those).
+// RUN: kiln-opt %s --split-input-file --kiln-default-pipeline='fusion-remarks=1 fuse-kernels=0' --verify-diagnostics | FileCheck %s
 // Without the option, the same pipeline says nothing about unfused softmaxes; the shape
 // error below still fails it (hence `not`).
 // RUN: not kiln-opt %s --split-input-file --kiln-default-pipeline 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET

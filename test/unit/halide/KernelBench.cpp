@@ -281,6 +281,39 @@ std::vector<BenchCase> cases() {
          2048, {8, 128, 2048}, {8, 128, 512}, 1024);
   linear("linear_logits_8x1x512_to_32000", "tensor<?x1x512xf32>", "tensor<?x1x32000xf32>",
          32000, 512, {8, 1, 512}, {8, 1, 32000}, 8);
+  // Kernel groups (kiln.fusion): compare with linear_128x512_to_2048 plus a relu pass,
+  // and with layer_norm_8x128x512 plus add_residual_8x128x512.
+  all.push_back(
+      {"fused_linear_relu_128x512_to_2048",
+       {"tensor<?x?x512xf32>", "tensor<2048x512xf32>", "tensor<2048xf32>"},
+       "tensor<?x?x2048xf32>",
+       "kiln.fusion %arg0, %arg1, %arg2 : (tensor<?x?x512xf32>, tensor<2048x512xf32>, "
+       "tensor<2048xf32>) -> tensor<?x?x2048xf32> {\n"
+       "^bb0(%x: tensor<?x?x512xf32>, %w: tensor<2048x512xf32>, %b: tensor<2048xf32>):\n"
+       "  %l = kiln.linear %x, %w, %b : (tensor<?x?x512xf32>, tensor<2048x512xf32>, "
+       "tensor<2048xf32>) -> tensor<?x?x2048xf32>\n"
+       "  %r = kiln.relu %l : tensor<?x?x2048xf32>\n"
+       "  kiln.yield %r : tensor<?x?x2048xf32>\n}",
+       {{1, 128, 512}, {2048, 512}, {2048}},
+       {1, 128, 2048},
+       matmulFlops(128, 2048, 512)});
+  all.push_back(
+      {"fused_add_layer_norm_8x128x512",
+       {"tensor<?x?x512xf32>", "tensor<?x?x512xf32>", "tensor<512xf32>",
+        "tensor<512xf32>"},
+       "tensor<?x?x512xf32>",
+       "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (tensor<?x?x512xf32>, "
+       "tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32> {\n"
+       "^bb0(%x: tensor<?x?x512xf32>, %y: tensor<?x?x512xf32>, %g: tensor<512xf32>, "
+       "%b: tensor<512xf32>):\n"
+       "  %s = kiln.add %x, %y : (tensor<?x?x512xf32>, tensor<?x?x512xf32>) -> "
+       "tensor<?x?x512xf32>\n"
+       "  %n = kiln.layer_norm %s, %g, %b {epsilon = 1.0e-05 : f32} : "
+       "(tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>\n"
+       "  kiln.yield %n : tensor<?x?x512xf32>\n}",
+       {{8, 128, 512}, {8, 128, 512}, {512}, {512}},
+       {8, 128, 512},
+       0});
   all.push_back({"gelu_8x128x2048",
                  {"tensor<?x?x2048xf32>"},
                  "tensor<?x?x2048xf32>",

@@ -13,6 +13,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
+class FusionOp;
 class ParameterOp;
 class ReturnOp;
 class KvAppendOp;
@@ -23,6 +24,8 @@ class StateWriteOp;
 mlir::LogicalResult verifySymbolicShape(mlir::Operation *op);
 mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
+/// A body whose arguments have the operands' types and that yields the result's type.
+mlir::LogicalResult verifyFusion(FusionOp op);
 /// State ops (StateOps.cpp): a non-empty name, a rank >= 1 (dimension 0 is the batch),
 /// and `dims` naming every dynamic dim.
 mlir::LogicalResult verifyStateAlloc(StateAllocOp op);

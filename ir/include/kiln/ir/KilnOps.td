@@ -499,6 +499,56 @@ def Kiln_AttentionOp : Kiln_ShapedOp<"attention"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel groups
+//===----------------------------------------------------------------------===//
+
+def Kiln_FusionOp : Kiln_Op<"fusion", [IsolatedFromAbove, SingleBlock, NoSideEffect]> {
+  let summary = "ops grouped into one kernel";
+  let description = [{
+    The body computes the result from the block's arguments, which are the operands, and
+    `kiln.yield`s it: what XLA calls a fusion computation. kiln-fuse-kernels forms it
+    around at most one anchor (`kiln.linear`, `kiln.matmul` or `kiln.layer_norm`), whose
+    schedule the kernel takes: elementwise ops after the anchor are its epilogue, applied
+    to each output tile as it is stored; elementwise ops before it (a layer_norm's
+    residual add) are recomputed where the anchor reads them. A body with no anchor is a
+    chain of elementwise ops, one pointwise kernel. Each operand is one kernel argument,
+    so the group's intermediate values never reach memory.
+
+    ```mlir
+    %y = kiln.fusion %x, %w, %b
+        : (tensor<?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x2048xf32> {
+    ^bb0(%a: tensor<?x512xf32>, %c: tensor<2048x512xf32>, %d: tensor<2048xf32>):
+      %0 = kiln.linear %a, %c, %d
+          : (tensor<?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x2048xf32>
+      %1 = kiln.relu %0 : tensor<?x2048xf32>
+      kiln.yield %1 : tensor<?x2048xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_AnyTensor>:$operands);
+  let results = (outs Kiln_AnyTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$operands attr-dict `:` functional-type($operands, results) $body";
+  let verifier = [{ return ::kiln::verifyFusion(*this); }];
+  let extraClassDeclaration = [{
+    /// The value the body yields.
+    ::mlir::Value yielded();
+  }];
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [NoSideEffect, Terminator,
+                                     HasParent<"::kiln::FusionOp">]> {
+  let summary = "the result of a kiln.fusion body";
+  let description = [{
+    ```mlir
+    kiln.yield %1 : tensor<?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_AnyTensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
 // Session state (key/value caches of incremental decoding)
 //===----------------------------------------------------------------------===//
 

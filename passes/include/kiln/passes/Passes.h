@@ -15,6 +15,9 @@ std::unique_ptr<mlir::Pass> createCheckShapesPass();
 /// kiln-fuse-attention; with `remarks`, a remark at each kiln.softmax left unfused.
 std::unique_ptr<mlir::Pass> createFuseAttentionPass();
 std::unique_ptr<mlir::Pass> createFuseAttentionPass(bool remarks);
+/// kiln-fuse-kernels; with `remarks`, a remark at each op left outside a group.
+std::unique_ptr<mlir::Pass> createFuseKernelsPass();
+std::unique_ptr<mlir::Pass> createFuseKernelsPass(bool remarks);
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
@@ -27,7 +30,10 @@ struct PipelineOptions {
   bool printAfterEach = false;
   /// Run kiln-fuse-attention (off: the same pipeline without the fusion, to compare).
   bool fuseAttention = true;
-  /// A remark at each kiln.softmax the fusion leaves, saying why.
+  /// Run kiln-fuse-kernels (off: every op its own kernel).
+  bool fuseKernels = true;
+  /// A remark at each kiln.softmax the attention fusion leaves, and at each op the
+  /// kernel fusion leaves outside a group, saying why.
   bool fusionRemarks = false;
 };
 

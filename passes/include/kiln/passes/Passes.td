@@ -52,4 +52,29 @@ def FuseAttention : Pass<"kiln-fuse-attention", "mlir::FuncOp"> {
   ];
 }
 
+def FuseKernels : Pass<"kiln-fuse-kernels", "mlir::FuncOp"> {
+  let summary = "groups elementwise ops with their producers and consumers into kiln.fusion kernels";
+  let description = [{
+    Forms `kiln.fusion` groups, each one kernel:
+
+    * a `kiln.layer_norm` with the elementwise ops of its input's shape that only it
+      reads (the residual add before a post-norm LayerNorm): its prologue;
+    * a `kiln.linear`, `kiln.matmul` or `kiln.layer_norm` with the chain of elementwise
+      ops (add, sub, mul, div, scale, relu, gelu, masked_fill) that consumes its result
+      alone: its epilogue (bias, activation, residual add);
+    * a chain of elementwise ops, each read only by the next: one pointwise kernel.
+
+    A value stays inside a group only when one op reads it and it has the group's
+    shape (a broadcast to a larger shape would be recomputed per element), and only
+    the last op's result leaves the group. Attention and the other ops stay their own
+    kernels. With `remarks`, or kiln-opt's `--kiln-fusion-remarks`, every op left
+    outside a group that becomes a kernel gets a remark at its location saying why.
+  }];
+  let constructor = "kiln::createFuseKernelsPass()";
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark at each op left outside a kernel group, with the reason">,
+  ];
+}
+
 #endif // KILN_PASSES_PASSES_TD

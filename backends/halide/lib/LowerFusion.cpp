@@ -1,0 +1,221 @@
+//===- LowerFusion.cpp - A kiln.fusion group as one Halide pipeline -------===//
+//
+// A group is its anchor's algorithm with the group's other ops composed into it, as
+// Halide's apps compose stages: the anchor reads its prologue (the elementwise ops that
+// feed it) through a Func that Halide inlines where the anchor reads it, and stores its
+// epilogue (the elementwise ops that consume its value) in its output stage, inside
+// the tiles its schedule computes. The kernel takes the anchor's schedule, chosen by
+// Scheduler.cpp as for the anchor alone. A group without an anchor is one pointwise
+// kernel of its chain. Each body argument is one kernel input, in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Lower.h"
+#include "Lowerings.h"
+
+#include <set>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::halide_backend;
+
+namespace {
+
+/// A group input that holds a value of `value`'s type which `value` is computed from
+/// (through elementwise ops of the group): the buffer whose extents `value` has.
+llvm::Optional<unsigned> shapeInput(Value value, Type type) {
+  if (auto arg = value.dyn_cast<BlockArgument>())
+    return arg.getType() == type ? llvm::Optional<unsigned>(arg.getArgNumber())
+                                 : llvm::None;
+  Operation *producer = value.getDefiningOp();
+  if (!pointwiseFormula(producer))
+    return llvm::None;
+  for (Value operand : producer->getOperands())
+    if (llvm::Optional<unsigned> found = shapeInput(operand, type))
+      return found;
+  return llvm::None;
+}
+
+/// The group's anchor (null: none); emits an error and fails when the body is not
+/// what this lowering composes: elementwise ops of the result's shape around at most
+/// one anchor, which reads group inputs, except for a layer_norm's input.
+FailureOr<Operation *> findAnchor(FusionOp fusion) {
+  Operation *anchor = nullptr;
+  for (Operation &op : fusion.getBody()->without_terminator()) {
+    if (pointwiseFormula(&op)) {
+      if (op.getResult(0).getType() != fusion.getType()) {
+        op.emitError() << "an elementwise op in a kiln.fusion must have the "
+                          "group's result type "
+                       << fusion.getType() << ", got " << op.getResult(0).getType();
+        return failure();
+      }
+      continue;
+    }
+    const OpLowering *lowering = lookupLowering(&op);
+    if (!lowering || !lowering->anchorsGroups) {
+      op.emitError() << "'" << op.getName()
+                     << "' can neither anchor a kiln.fusion nor join one as an "
+                        "elementwise op";
+      return failure();
+    }
+    if (anchor) {
+      op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
+                     << "' is already this group's";
+      return failure();
+    }
+    anchor = &op;
+  }
+  if (!anchor)
+    return anchor;
+  for (OpOperand &use : anchor->getOpOperands()) {
+    Value operand = use.get();
+    if (operand.isa<BlockArgument>())
+      continue;
+    if (!isa<LayerNormOp>(anchor) || use.getOperandNumber() != 0 ||
+        !shapeInput(operand, operand.getType())) {
+      anchor->emitError()
+          << "operand #" << use.getOperandNumber() << " of the kiln.fusion anchor '"
+          << anchor->getName()
+          << "' must be a group input (only a layer_norm reads a prologue, which "
+             "needs a group input of its shape)";
+      return failure();
+    }
+  }
+  return anchor;
+}
+
+/// The group as seen by its anchor's lowering: the group's inputs, its prologue as a
+/// Func, its epilogue around the anchor's value.
+class GroupBoundary : public KernelBoundary {
+public:
+  explicit GroupBoundary(FusionOp fusion) : fusion_(fusion) {
+    for (auto operand : llvm::enumerate(fusion.getOperands()))
+      inputs_.emplace_back(
+          makeInput(operand.value(), "in" + std::to_string(operand.index())),
+          extentsOf(tensorType(operand.value())));
+  }
+
+  ImageParam input(Value operand, const std::string &) override {
+    // findAnchor has checked that the anchor reads nothing else through here.
+    return inputs_[operand.cast<BlockArgument>().getArgNumber()].first;
+  }
+
+  Operand operand(Value operand, const std::string &name) override {
+    if (operand.isa<BlockArgument>()) {
+      ImageParam param = input(operand, name);
+      return {param, param};
+    }
+    std::vector<Var> vars = makeVars(tensorType(operand).getRank());
+    Func prologue("prologue");
+    prologue(vars) = valueAt(operand, vars);
+    shape_ = *shapeInput(operand, operand.getType());
+    return {prologue, inputs_[*shape_].first};
+  }
+
+  Expr store(Expr value, const std::vector<Var> &vars) override {
+    anchorValue_ = value;
+    Expr stored = valueAt(fusion_.yielded(), vars);
+    anchorValue_ = Expr();
+    return stored;
+  }
+
+  std::vector<ImageParam> inputs() const override {
+    std::vector<ImageParam> params;
+    for (const auto &input : inputs_)
+      params.push_back(input.first);
+    return params;
+  }
+
+  const KernelInputs &kernelInputs() const { return inputs_; }
+
+  /// The value of `value` (a body argument, the anchor's result or an elementwise op's)
+  /// at `vars`, the Vars of a value of the group's shape.
+  Expr valueAt(Value value, const std::vector<Var> &vars) {
+    if (auto arg = value.dyn_cast<BlockArgument>()) {
+      read_.insert(arg.getArgNumber());
+      const auto &[param, extents] = inputs_[arg.getArgNumber()];
+      return param(broadcastIndex(extents, vars));
+    }
+    Operation *producer = value.getDefiningOp();
+    PointwiseFormula formula = pointwiseFormula(producer);
+    if (!formula) {
+      assert(anchorValue_.defined() && "only the epilogue reads the anchor's value");
+      return anchorValue_;
+    }
+    std::vector<Expr> operands;
+    for (Value operand : producer->getOperands())
+      operands.push_back(valueAt(operand, vars));
+    return formula(operands);
+  }
+
+  /// Pins the dynamic extents of the inputs that the elementwise ops read, where they
+  /// do not broadcast, to the output's (`out`): every value they make has its shape.
+  void tieReadInputs(OutputImageParam out) const {
+    for (unsigned i : read_) {
+      if (shape_ && i == *shape_)
+        continue; // the anchor ties the output to it
+      const auto &[param, extents] = inputs_[i];
+      for (size_t d = 0; d < extents.size(); ++d)
+        if (extents[d] == kDynamicExtent)
+          param.dim(static_cast<int>(d))
+              .set_extent(out.dim(static_cast<int>(d)).extent());
+    }
+  }
+
+private:
+  FusionOp fusion_;
+  KernelInputs inputs_;
+  /// The inputs read by elementwise ops.
+  std::set<unsigned> read_;
+  /// The input whose extents the prologue's result has.
+  llvm::Optional<unsigned> shape_;
+  /// While the epilogue is built: the anchor's value at the output's Vars.
+  Expr anchorValue_;
+};
+
+FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &target) {
+  FailureOr<Operation *> anchor = findAnchor(fusion);
+  if (failed(anchor))
+    return failure();
+  GroupBoundary group(fusion);
+  if (!*anchor)
+    return lowerPointwiseKernel(tensorType(fusion.getResult()), group.kernelInputs(),
+                                [&](const std::vector<Var> &vars) {
+                                  return group.valueAt(fusion.yielded(), vars);
+                                });
+  FailureOr<KernelAlgorithm> algorithm =
+      lookupLowering(*anchor)->lower(*anchor, target, group);
+  if (failed(algorithm))
+    return failure();
+  group.tieReadInputs(outputOf(algorithm->stages.back()).output_buffer());
+  return algorithm;
+}
+
+/// The body, which decides what the kernel computes: each op's signature (its
+/// attributes and types) and where its operands come from.
+void printBody(FusionOp fusion, llvm::raw_ostream &os) {
+  llvm::DenseMap<Operation *, unsigned> index;
+  unsigned next = 0;
+  auto printRef = [&](Value value) {
+    if (auto arg = value.dyn_cast<BlockArgument>())
+      os << "a" << arg.getArgNumber();
+    else
+      os << "v" << index.lookup(value.getDefiningOp());
+  };
+  os << "{";
+  for (Operation &op : fusion.getBody()->without_terminator()) {
+    index[&op] = next++;
+    os << kernelSignature(&op) << "[";
+    llvm::interleaveComma(op.getOperands(), os, printRef);
+    os << "];";
+  }
+  os << "yield ";
+  printRef(fusion.yielded());
+  os << "}";
+}
+
+} // namespace
+
+void kiln::halide_backend::populateFusionLowerings(LoweringTable &table) {
+  table.add<FusionOp>(lowerFusion, printBody);
+}

@@ -1,0 +1,248 @@
+//===- FuseKernels.cpp - Elementwise ops into the kernels around them -----===//
+//
+// Groups ops into kiln.fusion kernels the way XLA's and TVM's fusion passes do, in three
+// sweeps over each entry, each claiming ops that the later ones no longer see:
+//
+//  1. a layer_norm takes the elementwise ops that only it reads (the residual add of a
+//     post-norm layer) as its prologue: the sum is recomputed where the row reductions
+//     read it, instead of being stored and read back;
+//  2. a linear, matmul or layer_norm takes the chain of elementwise ops that consumes
+//     its result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
+//     output tile while it is in registers;
+//  3. what is left of elementwise chains becomes one pointwise kernel per chain.
+//
+// Only values read by one op stay inside a group: a value with several readers is
+// stored once rather than recomputed in each (as XLA's fusion does by default), and a
+// group's only output is its last op's result. Every value inside a group has the
+// group's shape, so a group never recomputes a broadcast operand per element of a
+// larger result. Attention stays outside (kiln-fuse-attention made it one kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#include "PassDetail.h"
+
+#include "mlir/IR/BlockAndValueMapping.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp>(op);
+}
+
+/// Ops whose schedule a group can take, with elementwise ops after them.
+bool isAnchor(Operation *op) { return isa<LinearOp, MatmulOp, LayerNormOp>(op); }
+
+/// Ops that never become kernels of their own, about which a remark would say nothing.
+bool isKernelFree(Operation *op) {
+  return isa<ParameterOp, ReturnOp, ReshapeOp, FusionOp, StateAllocOp, StateReadOp,
+             StateWriteOp>(op);
+}
+
+std::string opName(Operation *op) { return op->getName().getStringRef().str(); }
+
+std::string usesText(Value value) {
+  unsigned uses =
+      static_cast<unsigned>(std::distance(value.use_begin(), value.use_end()));
+  return std::to_string(uses) + (uses == 1 ? " use" : " uses");
+}
+
+class Grouper {
+public:
+  explicit Grouper(FuncOp func) : block(func.front()) {}
+
+  void formGroups() {
+    for (Operation &op : block)
+      if (auto norm = dyn_cast<LayerNormOp>(op))
+        growPrologue(norm);
+    for (Operation &op : block)
+      if (isAnchor(&op))
+        growEpilogue(groupOf(&op));
+    for (Operation &op : block)
+      if (isElementwise(&op) && !claimed.count(&op))
+        growEpilogue(startGroup(&op));
+    for (Operation &op : block)
+      if (!isKernelFree(&op) && !inGroup(&op))
+        unfused.emplace_back(&op, whyUnfused(&op));
+    for (const Group &group : groups)
+      if (group.ops.size() > 1)
+        buildFusion(group);
+  }
+
+  /// The ops left outside every group, each with the reason, in program order.
+  llvm::ArrayRef<std::pair<Operation *, std::string>> unfusedOps() const {
+    return unfused;
+  }
+
+private:
+  struct Group {
+    /// In program order; the last op's result is the group's.
+    llvm::SmallVector<Operation *, 4> ops;
+  };
+
+  bool inGroup(Operation *op) const {
+    auto found = claimed.find(op);
+    return found != claimed.end() && groups[found->second].ops.size() > 1;
+  }
+
+  /// Why `op`, left outside every group, is its own kernel.
+  std::string whyUnfused(Operation *op) const {
+    if (isa<AttentionOp>(op))
+      return "attention is its own kernel (kiln-fuse-attention's), which groups leave "
+             "alone";
+    if (isAnchor(op))
+      return "no elementwise op can join it as its epilogue: " +
+             whyNotEpilogue(op->getResult(0));
+    if (!isElementwise(op))
+      return "only elementwise ops join groups, and only linear, matmul and layer_norm "
+             "anchor them";
+    return "it can join neither its producers (" + whyNotAfterProducers(op) +
+           ") nor its consumer (" + whyNotEpilogue(op->getResult(0)) + ")";
+  }
+
+  size_t startGroup(Operation *op) {
+    groups.push_back({{op}});
+    claimed[op] = groups.size() - 1;
+    return groups.size() - 1;
+  }
+
+  size_t groupOf(Operation *op) {
+    auto found = claimed.find(op);
+    return found != claimed.end() ? found->second : startGroup(op);
+  }
+
+  /// Why the single reader of `value` cannot be the next op of its group; "" when it
+  /// can.
+  std::string whyNotEpilogue(Value value) const {
+    if (!value.hasOneUse())
+      return "its result has " + usesText(value) +
+             ", and a value with several readers is stored once, not recomputed";
+    Operation *user = *value.user_begin();
+    if (isa<ReturnOp>(user))
+      return "its result is an output of the entry";
+    if (!isElementwise(user))
+      return "its only reader, " + opName(user) + ", is not elementwise";
+    if (user->getResult(0).getType() != value.getType())
+      return "its reader " + opName(user) +
+             " broadcasts it to a larger shape, which would recompute it per element";
+    if (claimed.count(user))
+      return "its reader " + opName(user) +
+             " is already in another group (a layer_norm's prologue or "
+             "another op's epilogue)";
+    return "";
+  }
+
+  /// Why no producer of elementwise `op` took it into its group.
+  std::string whyNotAfterProducers(Operation *op) const {
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (!producer || !(isAnchor(producer) || isElementwise(producer)))
+        continue;
+      std::string reason = whyNotEpilogue(operand);
+      if (!reason.empty())
+        return "its operand from " + opName(producer) + ": " + reason;
+    }
+    return "no operand comes from a linear, matmul, layer_norm or elementwise op";
+  }
+
+  void growEpilogue(size_t group) {
+    Operation *tail = groups[group].ops.back();
+    while (whyNotEpilogue(tail->getResult(0)).empty()) {
+      tail = *tail->getResult(0).user_begin();
+      groups[group].ops.push_back(tail);
+      claimed[tail] = group;
+    }
+  }
+
+  /// The elementwise ops of `norm.input()`'s shape that only `norm` reads, directly or
+  /// through each other.
+  void growPrologue(LayerNormOp norm) {
+    Type rowType = norm.input().getType();
+    llvm::SetVector<Operation *> prologue;
+    llvm::SmallVector<Value, 4> pending = {norm.input()};
+    while (!pending.empty()) {
+      Value value = pending.pop_back_val();
+      Operation *producer = value.getDefiningOp();
+      if (!producer || !isElementwise(producer) || !value.hasOneUse() ||
+          value.getType() != rowType || claimed.count(producer))
+        continue;
+      prologue.insert(producer);
+      for (Value operand : producer->getOperands())
+        pending.push_back(operand);
+    }
+    if (prologue.empty())
+      return;
+    size_t group = startGroup(norm);
+    llvm::SmallVector<Operation *, 4> ops(prologue.begin(), prologue.end());
+    llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    for (Operation *op : ops)
+      claimed[op] = group;
+    ops.push_back(norm);
+    groups[group].ops = std::move(ops);
+  }
+
+  /// Replaces the group's ops by one kiln.fusion at its last op.
+  void buildFusion(const Group &group) {
+    Operation *last = group.ops.back();
+    llvm::DenseSet<Operation *> members(group.ops.begin(), group.ops.end());
+    llvm::SetVector<Value> operands;
+    llvm::SmallVector<Location, 4> locations;
+    for (Operation *op : group.ops) {
+      locations.push_back(op->getLoc());
+      for (Value operand : op->getOperands())
+        if (!members.count(operand.getDefiningOp()))
+          operands.insert(operand);
+    }
+    OpBuilder builder(last);
+    Location loc = builder.getFusedLoc(locations);
+    auto fusion = builder.create<FusionOp>(loc, last->getResult(0).getType(),
+                                           operands.getArrayRef());
+    Block *body = builder.createBlock(&fusion.body());
+    BlockAndValueMapping mapping;
+    for (Value operand : operands)
+      mapping.map(operand, body->addArgument(operand.getType(), operand.getLoc()));
+    for (Operation *op : group.ops)
+      builder.clone(*op, mapping);
+    builder.create<YieldOp>(loc, mapping.lookup(Value(last->getResult(0))));
+    last->getResult(0).replaceAllUsesWith(fusion.getResult());
+    for (Operation *op : llvm::reverse(group.ops))
+      op->erase();
+  }
+
+  Block &block;
+  std::vector<Group> groups;
+  /// The group that each claimed op belongs to.
+  llvm::DenseMap<Operation *, size_t> claimed;
+  std::vector<std::pair<Operation *, std::string>> unfused;
+};
+
+struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
+  FuseKernelsPass() = default;
+  explicit FuseKernelsPass(bool emitRemarks) { remarks = emitRemarks; }
+
+  void runOnOperation() override {
+    FuncOp func = getOperation();
+    Grouper grouper(func);
+    grouper.formGroups();
+    if (!remarks && !fusionRemarksEverywhere())
+      return;
+    for (const auto &[op, reason] : grouper.unfusedOps())
+      emitRemark(op->getLoc()) << op->getName()
+                               << " not fused into a kernel group: " << reason;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> kiln::createFuseKernelsPass() {
+  return std::make_unique<FuseKernelsPass>();
+}
+
+std::unique_ptr<Pass> kiln::createFuseKernelsPass(bool remarks) {
+  return std::make_unique<FuseKernelsPass>(remarks);
+}

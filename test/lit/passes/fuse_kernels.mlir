@@ -1,0 +1,161 @@
+// kiln-fuse-kernels: each kind of group it forms, then each graph it must leave apart,
+// with the remark that says why at every op left outside a group.
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-kernels=remarks=1 --verify-diagnostics | FileCheck %s
+// The global flag gives the same remarks; without either, the pass says nothing.
+// RUN: kiln-opt %s --split-input-file --kiln-fusion-remarks --kiln-fuse-kernels --verify-diagnostics -o /dev/null
+// RUN: kiln-opt %s --split-input-file --kiln-fuse-kernels 2>&1 >/dev/null | FileCheck %s --check-prefix=QUIET --allow-empty
+// QUIET-NOT: remark
+
+//===----------------------------------------------------------------------===//
+// Grouped
+//===----------------------------------------------------------------------===//
+
+// Epilogue: linear + ReLU, the first half of a feed-forward block.
+// CHECK-LABEL: func @linear_relu
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8xf32>
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<?x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[B:.+]]: tensor<16xf32>):
+// CHECK-NEXT: %[[L:.+]] = kiln.linear %[[A]], %[[W]], %[[B]]
+// CHECK-NEXT: %[[R:.+]] = kiln.relu %[[L]]
+// CHECK-NEXT: kiln.yield %[[R]] : tensor<?x16xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @linear_relu(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x16xf32> {
+  %w = kiln.parameter "w" : tensor<16x8xf32>
+  %b = kiln.parameter "b" : tensor<16xf32>
+  %h = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  kiln.return %r : tensor<?x16xf32>
+}
+
+// -----
+
+// Epilogue chain: matmul, a broadcast bias, GELU, a residual add. The operands come
+// in the order the group's ops first read them.
+// CHECK-LABEL: func @matmul_bias_gelu_residual
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<2x3x8xf32>, %[[Y:[^:]+]]: tensor<2x3x8xf32>)
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %[[Y]] : (tensor<2x3x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+// CHECK: kiln.matmul
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.gelu
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.return %[[F]]
+func @matmul_bias_gelu_residual(%x: tensor<2x3x8xf32>, %y: tensor<2x3x8xf32>) -> tensor<2x3x8xf32> {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  %m = kiln.matmul %x, %w {transpose_rhs = true} : (tensor<2x3x8xf32>, tensor<8x8xf32>) -> tensor<2x3x8xf32>
+  %a = kiln.add %m, %b : (tensor<2x3x8xf32>, tensor<8xf32>) -> tensor<2x3x8xf32>
+  %g = kiln.gelu %a : tensor<2x3x8xf32>
+  %r = kiln.add %y, %g : (tensor<2x3x8xf32>, tensor<2x3x8xf32>) -> tensor<2x3x8xf32>
+  kiln.return %r : tensor<2x3x8xf32>
+}
+
+// -----
+
+// Prologue: the residual add goes into the LayerNorm after it, not into the linear
+// before it (which stays alone and says why).
+// CHECK-LABEL: func @residual_layer_norm
+// CHECK: %[[O:.+]] = kiln.linear
+// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %[[O]], %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[B:[^:]+]]: tensor<?x8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[B]]
+// CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[S]], %[[G]], %[[BE]]
+// CHECK-NEXT: kiln.yield %[[N]]
+func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its reader kiln.add is already in another group}}
+  %o = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
+// A chain of elementwise ops with no anchor (embeddings scaled by sqrt(d), plus the
+// positions' encoding) is one pointwise kernel; a boolean masked_fill joins it.
+// CHECK-LABEL: func @elementwise_chain
+// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x5x8xf32>, tensor<5x8xf32>, tensor<2x5x8xi1>) -> tensor<2x5x8xf32>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.scale
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.masked_fill
+// CHECK-NEXT: kiln.yield
+func @elementwise_chain(%e: tensor<2x5x8xf32>, %p: tensor<5x8xf32>, %m: tensor<2x5x8xi1>) -> tensor<2x5x8xf32> {
+  %s = kiln.scale %e {factor = 2.0 : f32} : tensor<2x5x8xf32>
+  %a = kiln.add %s, %p : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
+  %f = kiln.masked_fill %a, %m {value = 0.0 : f32} : (tensor<2x5x8xf32>, tensor<2x5x8xi1>) -> tensor<2x5x8xf32>
+  kiln.return %f : tensor<2x5x8xf32>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Left apart, each op with its reason
+//===----------------------------------------------------------------------===//
+
+// A value with two readers is stored once: neither reader takes the linear.
+// CHECK-LABEL: func @two_readers
+// CHECK-NOT: kiln.fusion
+func @two_readers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its result has 2 uses, and a value with several readers is stored once, not recomputed}}
+  %h = kiln.linear %x, %w, %b : (tensor<4x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{kiln.relu not fused into a kernel group: it can join neither its producers (its operand from kiln.linear: its result has 2 uses}}
+  %r = kiln.relu %h : tensor<4x8xf32>
+  // expected-remark @+1 {{kiln.gelu not fused into a kernel group: it can join neither its producers (its operand from kiln.linear: its result has 2 uses, and a value with several readers is stored once, not recomputed) nor its consumer (its result is an output of the entry)}}
+  %g = kiln.gelu %h : tensor<4x8xf32>
+  kiln.return %r, %g : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A reader that broadcasts the value to a larger shape would recompute it per element.
+// CHECK-LABEL: func @broadcast_reader
+// CHECK-NOT: kiln.fusion
+func @broadcast_reader(%x: tensor<4x8xf32>, %y: tensor<3x4x16xf32>) -> tensor<3x4x16xf32> {
+  %w = kiln.parameter "w" : tensor<16x8xf32>
+  %b = kiln.parameter "b" : tensor<16xf32>
+  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its reader kiln.add broadcasts it to a larger shape, which would recompute it per element}}
+  %h = kiln.linear %x, %w, %b : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  // expected-remark @+1 {{kiln.add not fused into a kernel group: it can join neither its producers (its operand from kiln.linear: its reader kiln.add broadcasts it to a larger shape, which would recompute it per element) nor its consumer (its result is an output of the entry)}}
+  %a = kiln.add %h, %y : (tensor<4x16xf32>, tensor<3x4x16xf32>) -> tensor<3x4x16xf32>
+  kiln.return %a : tensor<3x4x16xf32>
+}
+
+// -----
+
+// Attention, softmax and the other ops that are neither elementwise nor anchors stay
+// their own kernels; so does a linear whose reader is one of them.
+// CHECK-LABEL: func @not_elementwise
+// CHECK-NOT: kiln.fusion
+func @not_elementwise(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-remark @+1 {{kiln.attention not fused into a kernel group: attention is its own kernel (kiln-fuse-attention's), which groups leave alone}}
+  %o = kiln.attention %q, %k, %v {scale = 0.5 : f32} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its only reader, kiln.softmax, is not elementwise}}
+  %m = kiln.matmul %o, %v {transpose_rhs = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
+  // expected-remark @+1 {{kiln.softmax not fused into a kernel group: only elementwise ops join groups, and only linear, matmul and layer_norm anchor them}}
+  %p = kiln.softmax %m {axis = 2 : i64} : tensor<2x4x4xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry}}
+  %r = kiln.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  kiln.return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+// An elementwise op alone between two ops that cannot take it.
+// CHECK-LABEL: func @lone_elementwise
+// CHECK-NOT: kiln.fusion
+func @lone_elementwise(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-remark @+1 {{kiln.relu not fused into a kernel group: it can join neither its producers (no operand comes from a linear, matmul, layer_norm or elementwise op) nor its consumer (its only reader, kiln.softmax, is not elementwise)}}
+  %r = kiln.relu %x : tensor<4x8xf32>
+  // expected-remark @+1 {{kiln.softmax not fused into a kernel group}}
+  %p = kiln.softmax %r {axis = 1 : i64} : tensor<4x8xf32>
+  kiln.return %p : tensor<4x8xf32>
+}
