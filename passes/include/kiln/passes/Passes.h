@@ -15,6 +15,10 @@ std::unique_ptr<mlir::Pass> createCheckShapesPass();
 /// kiln-fuse-attention; with `remarks`, a remark at each kiln.softmax left unfused.
 std::unique_ptr<mlir::Pass> createFuseAttentionPass();
 std::unique_ptr<mlir::Pass> createFuseAttentionPass(bool remarks);
+/// kiln-pack-projections; with `remarks`, a remark at each linear over a weight slice
+/// left unpacked.
+std::unique_ptr<mlir::Pass> createPackProjectionsPass();
+std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
@@ -27,7 +31,10 @@ struct PipelineOptions {
   bool printAfterEach = false;
   /// Run kiln-fuse-attention (off: the same pipeline without the fusion, to compare).
   bool fuseAttention = true;
-  /// A remark at each kiln.softmax the fusion leaves, saying why.
+  /// Run kiln-pack-projections (off: the same pipeline without packing, to compare).
+  bool packProjections = true;
+  /// A remark at each kiln.softmax the fusion leaves, and at each linear over a weight
+  /// slice left unpacked, saying why.
   bool fusionRemarks = false;
 };
 
