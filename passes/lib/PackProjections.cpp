@@ -15,6 +15,7 @@
 #include "PassDetail.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
 
 #include <tuple>
@@ -127,6 +128,12 @@ struct PackProjectionsPass : public PackProjectionsBase<PackProjectionsPass> {
         unpacked.push_back({linear, reason});
     });
 
+    // How many packed weights each input is projected through: a linear alone in its
+    // group could pack only with another weight's rows (a concatenated copy).
+    llvm::DenseMap<Value, int> weightsPerInput;
+    for (auto &group : groups)
+      ++weightsPerInput[std::get<0>(group.first)];
+
     SmallVector<SmallVector<RowProjection, 4>, 4> runs;
     for (auto &group : groups) {
       SmallVector<RowProjection, 4> &members = group.second;
@@ -137,8 +144,10 @@ struct PackProjectionsPass : public PackProjectionsBase<PackProjectionsPass> {
       auto close = [&] {
         if (run.size() > 1)
           runs.push_back(run);
-        else if (!run.empty())
-          unpacked.push_back({run.front().linear, aloneReason(members.size())});
+        else if (members.size() > 1)
+          unpacked.push_back({run.front().linear, kNotAdjacent});
+        else if (weightsPerInput[std::get<0>(group.first)] > 1)
+          unpacked.push_back({run.front().linear, kOtherWeight});
         run.clear();
       };
       for (const RowProjection &member : members) {
@@ -158,13 +167,12 @@ struct PackProjectionsPass : public PackProjectionsBase<PackProjectionsPass> {
       pack(run);
   }
 
-  static std::string aloneReason(size_t groupSize) {
-    if (groupSize == 1)
-      return "no other linear projects the same input through rows of the same "
-             "weight and bias";
-    return "its rows are not adjacent to the rows of another linear over the same "
-           "input, weight and bias";
-  }
+  static constexpr const char *kNotAdjacent =
+      "its rows are not adjacent to the rows of another linear over the same input, "
+      "weight and bias";
+  static constexpr const char *kOtherWeight =
+      "the other linears over the same input project through rows of another weight "
+      "or bias, which would have to be copied into one";
 };
 
 } // namespace

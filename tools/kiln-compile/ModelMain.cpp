@@ -64,7 +64,8 @@ llvm::cl::opt<Emit> emit(
 llvm::cl::opt<bool> fusionRemarks(
     "fusion-remarks",
     llvm::cl::desc("Say on stderr, at its line of the model, why each softmax was not "
-                   "fused into kiln.attention"),
+                   "fused into kiln.attention, each projection not packed, and each "
+                   "slice or transpose not made a view"),
     llvm::cl::cat(compilerCategory));
 llvm::cl::opt<std::string>
     kernelsDir("kernels-dir",
@@ -225,6 +226,7 @@ int main(int argc, char **argv) {
   compileOptions.outputDir = outputDir.empty() ? "." : outputDir.getValue();
   compileOptions.kernelsDir = kernelsDir;
   compileOptions.emitStmt = emit == Emit::Stmt;
+  compileOptions.layoutRemarks = fusionRemarks;
   if (emit == Emit::Manifest) {
     FailureOr<std::string> manifest = hb::emitManifest(module, name, compileOptions);
     if (failed(manifest))

@@ -1,6 +1,7 @@
 // kiln-pack-projections: linears over adjacent rows of one packed weight and bias, on
 // one input, become one linear and slices of its result; every other linear over a
-// weight slice stays, with the remark that says why.
+// weight slice that could have packed stays, with the remark that says why (a linear
+// whose input no other projection reads has nothing to pack with, and no remark).
 // RUN: kiln-opt %s --split-input-file --kiln-pack-projections=remarks=1 --verify-diagnostics | FileCheck %s
 // The global flag gives the same remarks; without either, the pass says nothing.
 // RUN: kiln-opt %s --split-input-file --kiln-fusion-remarks --kiln-pack-projections --verify-diagnostics -o /dev/null
@@ -52,7 +53,6 @@ func @cross_attention(%x: tensor<?x1x8xf32>, %m: tensor<?x?x8xf32>)
   %b = kiln.parameter "in_proj_bias" : tensor<24xf32>
   %wq = kiln.slice %w {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<24x8xf32>) -> tensor<8x8xf32>
   %bq = kiln.slice %b {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<24xf32>) -> tensor<8xf32>
-  // expected-remark @+1 {{kiln.linear not packed with another projection of the same packed weight: no other linear projects the same input through rows of the same weight and bias}}
   %q = kiln.linear %x, %wq, %bq : (tensor<?x1x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x1x8xf32>
   %wk = kiln.slice %w {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<24x8xf32>) -> tensor<8x8xf32>
   %bk = kiln.slice %b {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<24xf32>) -> tensor<8xf32>
@@ -75,18 +75,19 @@ func @different_weights(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32
   %b = kiln.parameter "b" : tensor<16xf32>
   %wa = kiln.slice %w1 {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<16x8xf32>) -> tensor<8x8xf32>
   %ba = kiln.slice %b {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<16xf32>) -> tensor<8xf32>
-  // expected-remark @+1 {{no other linear projects the same input through rows of the same weight and bias}}
+  // expected-remark @+1 {{kiln.linear not packed with another projection of the same packed weight: the other linears over the same input project through rows of another weight or bias, which would have to be copied into one}}
   %a = kiln.linear %x, %wa, %ba : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   %wb = kiln.slice %w2 {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<16x8xf32>) -> tensor<8x8xf32>
   %bb = kiln.slice %b {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<16xf32>) -> tensor<8xf32>
-  // expected-remark @+1 {{no other linear projects the same input through rows of the same weight and bias}}
+  // expected-remark @+1 {{kiln.linear not packed with another projection of the same packed weight: the other linears over the same input project through rows of another weight or bias, which would have to be copied into one}}
   %c = kiln.linear %x, %wb, %bb : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   kiln.return %a, %c : tensor<?x8xf32>, tensor<?x8xf32>
 }
 
 // -----
 
-// Negative: adjacent rows of one weight, but over two different inputs.
+// Negative: adjacent rows of one weight, but over two different inputs; each input has
+// no other projection, so no remark.
 // CHECK-LABEL: func @different_inputs
 // CHECK-COUNT-2: kiln.linear
 // CHECK-NOT: kiln.linear
@@ -95,11 +96,9 @@ func @different_inputs(%x: tensor<?x8xf32>, %y: tensor<?x8xf32>) -> (tensor<?x8x
   %b = kiln.parameter "b" : tensor<16xf32>
   %wa = kiln.slice %w {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<16x8xf32>) -> tensor<8x8xf32>
   %ba = kiln.slice %b {axis = 0 : i64, start = 0 : i64, end = 8 : i64} : (tensor<16xf32>) -> tensor<8xf32>
-  // expected-remark @+1 {{no other linear projects the same input through rows of the same weight and bias}}
   %a = kiln.linear %x, %wa, %ba : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   %wb = kiln.slice %w {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<16x8xf32>) -> tensor<8x8xf32>
   %bb = kiln.slice %b {axis = 0 : i64, start = 8 : i64, end = 16 : i64} : (tensor<16xf32>) -> tensor<8xf32>
-  // expected-remark @+1 {{no other linear projects the same input through rows of the same weight and bias}}
   %c = kiln.linear %y, %wb, %bb : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   kiln.return %a, %c : tensor<?x8xf32>, tensor<?x8xf32>
 }

@@ -74,7 +74,8 @@ def PackProjections : Pass<"kiln-pack-projections", "mlir::FuncOp"> {
     adjacent row ranges pack (a gap would compute rows nobody asked for); linears over
     slices of different weights or biases, or of different inputs, stay apart. With
     `remarks`, or kiln-opt's `--kiln-fusion-remarks`, each linear over a weight slice
-    left alone gets a remark saying why.
+    that another projection of its input could have packed with gets a remark saying
+    why it did not (rows not adjacent, bias rows that differ, another weight).
   }];
   let constructor = "kiln::createPackProjectionsPass()";
   let options = [
