@@ -306,7 +306,8 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
     int source = buffers_.lookup(reshape.input());
     const BufferPlan &viewed = entry.buffers[source];
     if (viewed.isStrided() && viewed.strides.back() == SymDim::fixed(1) &&
-        splitsOnlyLastDim(viewed.shape, shapes_.lookup(reshape.getResult()))) {
+        splitsOnlyLastDim(viewed.shape, shapes_.lookup(reshape.getResult())) &&
+        !denseReader(reshape.getResult())) {
       // A head split of a strided view: the split dims are dense inside the last one.
       SymShape strides(viewed.strides.begin(), viewed.strides.end() - 1);
       SymShape split =

@@ -331,6 +331,21 @@ TEST_F(PlanStates, ReshapeOfAPrefixIsAnError) {
       << error;
 }
 
+TEST_F(PlanStates, HeadSplitOfAPrefixThatAKernelReadsDenseIsAnError) {
+  // A split of the last dimension keeps a strided view strided, but only readers that
+  // take one may read it so; relu pins dense strides.
+  std::string error = planError(R"mlir(
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.reshape %c {shape = [0, 0, 0, 2, 2]}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x2x2xf32>
+  %y = kiln.relu %r : tensor<?x2x?x2x2xf32>
+  kiln.return %y : tensor<?x2x?x2x2xf32>)mlir",
+                                "tensor<?x2x?x2x2xf32>");
+  EXPECT_NE(error.find("cannot reshape a strided view of a cache"), std::string::npos)
+      << error;
+}
+
 TEST_F(PlanStates, CreateAfterUseIsAnError) {
   std::string error = planError(R"mlir(
   %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
