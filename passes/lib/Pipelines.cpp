@@ -21,6 +21,9 @@ void kiln::buildDefaultPipeline(OpPassManager &pm, const PipelineOptions &option
   perEntry.addPass(createCanonicalizerPass());
   if (options.fuseAttention)
     perEntry.addPass(createFuseAttentionPass(options.fusionRemarks));
+  // After the fusion, which reads each projection's head split on its own.
+  if (options.packProjections)
+    perEntry.addPass(createPackProjectionsPass(options.fusionRemarks));
   // Merges what the fusion rebuilt once per layer (additive forms of boolean masks).
   perEntry.addPass(createCSEPass());
   // After CSE, so that a value computed once per layer counts its readers once.

@@ -218,7 +218,7 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
     return 0;
 
   llvm::Expected<reference::TensorMap> expected =
-      reference::run(module(), entry, inputs, parameters_);
+      reference::run(module(), entry, inputs, parameters_, &states_);
   if (!expected) {
     ADD_FAILURE() << "the reference fails: " << llvm::toString(expected.takeError());
     return 0;

@@ -59,6 +59,9 @@ private:
   kiln_weights *weights_ = nullptr;
   kiln_session *session_ = nullptr;
   reference::TensorMap parameters_;
+  /// The interpreter's session states, kept across check() calls as the runtime session
+  /// keeps its own: decode_start, then decode_step at positions 0, 1, ...
+  reference::StateMap states_;
   std::mt19937 random_;
 };
 

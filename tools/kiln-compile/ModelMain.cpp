@@ -65,8 +65,9 @@ llvm::cl::opt<Emit> emit(
 llvm::cl::opt<bool> fusionRemarks(
     "fusion-remarks",
     llvm::cl::desc("Say on stderr, at its line of the model, why each softmax was not "
-                   "fused into kiln.attention and why each op left outside a kernel "
-                   "group (kiln.fusion) was"),
+                   "fused into kiln.attention, each projection not packed, each slice "
+                   "or transpose not made a view, and each op left outside a kernel "
+                   "group (kiln.fusion)"),
     llvm::cl::cat(compilerCategory));
 llvm::cl::opt<std::string>
     kernelsDir("kernels-dir",
@@ -228,6 +229,7 @@ int main(int argc, char **argv) {
   compileOptions.outputDir = outputDir.empty() ? "." : outputDir.getValue();
   compileOptions.kernelsDir = kernelsDir;
   compileOptions.emitStmt = emit == Emit::Stmt;
+  compileOptions.layoutRemarks = fusionRemarks;
   if (emit == Emit::Manifest) {
     FailureOr<std::string> manifest = hb::emitManifest(module, name, compileOptions);
     if (failed(manifest))

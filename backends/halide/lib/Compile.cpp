@@ -127,7 +127,7 @@ FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name,
   FailureOr<Halide::Target> target = parseTarget(module, options.target);
   if (failed(target))
     return failure();
-  FailureOr<ModelPlan> plan = planModel(module, name);
+  FailureOr<ModelPlan> plan = planModel(module, name, options.layoutRemarks);
   if (failed(plan))
     return failure();
   return Prepared{std::move(*plan), *target};

@@ -115,8 +115,12 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   RankedTensorType resultType = tensorType(op.result());
   int rank = resultType.getRank();
   kernel.extents = extentsOf(resultType);
-  ImageParam q = makeInput(op.query(), "query"), k = makeInput(op.key(), "key"),
-             v = makeInput(op.value(), "value");
+  // Only the innermost strides are pinned: q, k and v may be head splits of a packed
+  // projection or cache prefixes, read in place (Plan.cpp), and rows of d contiguous
+  // floats are all the schedules vectorise over.
+  ImageParam q = makeInnerDenseInput(op.query(), "query"),
+             k = makeInnerDenseInput(op.key(), "key"),
+             v = makeInnerDenseInput(op.value(), "value");
   Extents qExt = extentsOf(tensorType(op.query())),
           kExt = extentsOf(tensorType(op.key())),
           vExt = extentsOf(tensorType(op.value()));
@@ -300,8 +304,9 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   kernel.output = Func("result");
   kernel.output(outVars) = value;
 
+  // The result may be a permuted view of the merged heads (Plan.cpp): dense rows only.
   Halide::OutputImageParam out = kernel.output.output_buffer();
-  constrainLayout(out, kernel.extents);
+  constrainStridedLayout(out, kernel.extents, /*lastDenseDim=*/0);
   if (!isStatic(kernel.extents[0]))
     out.dim(0).set_extent(Dv);
   if (!isStatic(kernel.extents[1]))

@@ -16,7 +16,8 @@ using namespace kiln::halide_backend;
 
 KernelAlgorithm
 kiln::halide_backend::lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis) {
-  ImageParam input = makeInput(source, "input");
+  // The source may be a head split read in place (Plan.cpp): dense rows only.
+  ImageParam input = makeInnerDenseInput(source, "input");
   Extents extents = extentsOf(tensorType(source));
   int rank = static_cast<int>(extents.size());
   std::vector<Var> vars = makeVars(rank);

@@ -81,6 +81,14 @@ ImageParam kiln::halide_backend::makeInput(Value operand, const std::string &nam
   return param;
 }
 
+ImageParam kiln::halide_backend::makeInnerDenseInput(Value operand,
+                                                     const std::string &name) {
+  RankedTensorType type = tensorType(operand);
+  ImageParam param(halideType(type), type.getRank(), name);
+  constrainStridedLayout(param, extentsOf(type), /*lastDenseDim=*/0);
+  return param;
+}
+
 std::vector<Var> kiln::halide_backend::makeVars(int rank) {
   std::vector<Var> vars;
   for (int i = 0; i < rank; ++i)

@@ -77,6 +77,11 @@ llvm::Optional<int64_t> stridedViewAxis(mlir::Value value);
 /// `operand` in a strided view.
 Halide::ImageParam makeInput(mlir::Value operand, const std::string &name);
 
+/// An input named `name` of the type of `operand` whose innermost dimension is dense
+/// and whose other strides are the caller's: for kernels that read head splits and
+/// column slices of a packed projection as views (see Plan.cpp).
+Halide::ImageParam makeInnerDenseInput(mlir::Value operand, const std::string &name);
+
 /// Vars d0, d1, ... for a rank-`rank` Func.
 std::vector<Halide::Var> makeVars(int rank);
 

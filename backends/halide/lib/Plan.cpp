@@ -3,6 +3,10 @@
 // Every value of an entry point gets a buffer: inputs and parameters are bound by the
 // runtime, a reshape (or a transpose that moves only unit dims) is a view of its operand
 // (it moves no data), and every other op's result is a temporary written by one step.
+// Where every reader takes a strided operand (attention's q, k and v, the copies into
+// states), slices, head splits (a reshape of the last dimension, a transpose that keeps
+// the innermost one) are strided views too, and attention writes its heads through a
+// permuted view of the merged buffer: splitting and merging heads then moves no data.
 // Ops with equal kernel signatures share one kernel, which is what lets the layers of a
 // Transformer share their code. Session states (key/value caches) are planned in
 // PlanStates.cpp.
@@ -39,7 +43,8 @@ std::string dtypeName(Type type) {
   return "";
 }
 
-Planner::Planner(llvm::StringRef model) {
+Planner::Planner(llvm::StringRef model, bool layoutRemarks)
+    : layoutRemarks_(layoutRemarks) {
   plan_.model = model.str();
   symbolPrefix_ = "kiln_" + sanitizeIdentifier(model) + "_k";
 }
@@ -80,6 +85,104 @@ static bool movesOnlyUnitDims(TransposeOp transpose) {
     last = from;
   }
   return true;
+}
+
+/// Whether `transpose` keeps the innermost dimension innermost: its result is then a
+/// strided view of its input whose elements stay dense along the last dimension.
+static bool keepsInnermost(TransposeOp transpose) {
+  ArrayAttr permutation = transpose.permutation();
+  return permutation[permutation.size() - 1].cast<IntegerAttr>().getInt() ==
+         static_cast<int64_t>(permutation.size()) - 1;
+}
+
+/// Whether a reshape from `input` to `result` keeps every dimension but the last and
+/// splits the last into static sizes (a head split, [B, S, 512] -> [B, S, 8, 64]): a
+/// strided view with a dense last dimension stays one under it.
+static bool splitsOnlyLastDim(llvm::ArrayRef<SymDim> input,
+                              llvm::ArrayRef<SymDim> result) {
+  size_t kept = input.size() - 1;
+  if (input.empty() || result.size() < input.size() || !input.back().isStatic() ||
+      input.take_front(kept) != result.take_front(kept))
+    return false;
+  int64_t split = 1;
+  for (const SymDim &dim : result.drop_front(kept)) {
+    if (!dim.isStatic())
+      return false;
+    split *= dim.size;
+  }
+  return split == input.back().size;
+}
+
+/// The element strides of `buffer` in the memory of its root.
+static SymShape stridesOf(const BufferPlan &buffer) {
+  return buffer.isStrided() ? buffer.strides : denseStrides(buffer.shape);
+}
+
+Operation *Planner::denseReader(Value value) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *reader = use.getOwner();
+    // Their kernels pin only the innermost stride (LowerAttention.cpp, LowerState.cpp).
+    if ((isa<AttentionOp>(reader) && use.getOperandNumber() < 3) ||
+        isa<KvAppendOp, StateWriteOp>(reader))
+      continue;
+    bool view = isa<SliceOp>(reader);
+    if (auto transpose = dyn_cast<TransposeOp>(reader))
+      view = keepsInnermost(transpose);
+    if (auto reshape = dyn_cast<ReshapeOp>(reader))
+      view =
+          splitsOnlyLastDim(shapes_.lookup(value), shapes_.lookup(reshape.getResult()));
+    if (!view)
+      return reader;
+    if (Operation *further = denseReader(reader->getResult(0)))
+      return further;
+  }
+  return nullptr;
+}
+
+/// Says at `op` (a slice or transpose about to become a kernel) why it is not a view.
+static void remarkLayoutKernel(Operation &op, Operation *reader) {
+  InFlightDiagnostic remark = op.emitRemark()
+                              << "'" << op.getName() << "' is a kernel, not a view: ";
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (transpose && !keepsInnermost(transpose))
+    remark << "it moves the innermost dimension, which kernels read as contiguous rows";
+  else if (reader)
+    remark << "'" << reader->getName() << "' at " << reader->getLoc()
+           << " reads it and needs a dense operand";
+  else
+    remark << "its data is not one contiguous run of its operand";
+}
+
+FailureOr<int> Planner::addStridedView(EntryPlan &entry, Operation *op, int source,
+                                       SymShape strides, SymDim offset) {
+  FailureOr<int> view =
+      addBuffer(entry, op, op->getResult(0), BufferPlan::Kind::View, source);
+  if (succeeded(view)) {
+    entry.buffers[*view].strides = std::move(strides);
+    entry.buffers[*view].offset = std::move(offset);
+  }
+  return view;
+}
+
+FailureOr<int> Planner::resultBuffer(EntryPlan &entry, Operation &op) {
+  Value result = op.getResult(0);
+  auto merge = result.hasOneUse() ? dyn_cast<TransposeOp>(*result.getUsers().begin())
+                                  : TransposeOp();
+  // Attention writes through a permuted view of its merged heads (only its innermost
+  // stride is pinned), which leaves the head merge nothing to move. A transpose that
+  // moves only unit dims is a view of its input already.
+  if (!isa<AttentionOp>(op) || !merge || !keepsInnermost(merge) ||
+      movesOnlyUnitDims(merge))
+    return addBuffer(entry, &op, result, BufferPlan::Kind::Temp, -1);
+  FailureOr<int> merged =
+      addBuffer(entry, merge, merge.getResult(), BufferPlan::Kind::Temp, -1);
+  if (failed(merged))
+    return failure();
+  SymShape mergedStrides = denseStrides(entry.buffers[*merged].shape);
+  SymShape strides(mergedStrides.size(), SymDim::fixed(0));
+  for (auto it : llvm::enumerate(merge.permutation()))
+    strides[it.value().cast<IntegerAttr>().getInt()] = mergedStrides[it.index()];
+  return addStridedView(entry, &op, *merged, std::move(strides), SymDim::fixed(0));
 }
 
 FailureOr<int> Planner::pushBuffer(EntryPlan &entry, Operation *op, BufferPlan buffer) {
@@ -201,7 +304,19 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
     // Row-major data reads the same under any shape with the same element count; a
     // strided view's elements are not one row-major run, and no kernel reshapes.
     int source = buffers_.lookup(reshape.input());
-    if (entry.buffers[source].isStrided())
+    const BufferPlan &viewed = entry.buffers[source];
+    if (viewed.isStrided() && viewed.strides.back() == SymDim::fixed(1) &&
+        splitsOnlyLastDim(viewed.shape, shapes_.lookup(reshape.getResult())) &&
+        !denseReader(reshape.getResult())) {
+      // A head split of a strided view: the split dims are dense inside the last one.
+      SymShape strides(viewed.strides.begin(), viewed.strides.end() - 1);
+      SymShape split =
+          denseStrides(llvm::makeArrayRef(shapes_.lookup(reshape.getResult()))
+                           .drop_front(strides.size()));
+      strides.append(split.begin(), split.end());
+      return addStridedView(entry, &op, source, std::move(strides), SymDim::fixed(0));
+    }
+    if (viewed.isStrided())
       return reshape.emitError()
              << "cannot reshape a strided view of a cache (the result of "
                 "'kiln.kv_append', shape "
@@ -212,9 +327,18 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   }
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     // Copies nothing where it moves only unit dims; a strided view's is a kernel.
+    // A head merge that attention already wrote into (resultBuffer) has its buffer.
+    if (buffers_.count(transpose.getResult()))
+      return success();
     int source = buffers_.lookup(transpose.input());
     if (movesOnlyUnitDims(transpose) && !entry.buffers[source].isStrided())
       return addBuffer(entry, &op, transpose.getResult(), BufferPlan::Kind::View, source);
+    if (keepsInnermost(transpose) && !denseReader(transpose.getResult())) {
+      SymShape from = stridesOf(entry.buffers[source]), strides;
+      for (Attribute attr : transpose.permutation())
+        strides.push_back(from[attr.cast<IntegerAttr>().getInt()]);
+      return addStridedView(entry, &op, source, std::move(strides), SymDim::fixed(0));
+    }
   }
   if (auto slice = dyn_cast<SliceOp>(op)) {
     // A slice that is one contiguous run of its input (every dim before the axis is 1 and
@@ -231,7 +355,15 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
       entry.buffers[*view].offset = SymDim::fixed(*offset);
       return success();
     }
+    if (!denseReader(slice.getResult())) {
+      // q, k and v out of a packed projection's result: its columns, strided by rows.
+      SymShape strides = stridesOf(entry.buffers[source]);
+      SymDim start = multiplyDims(SymDim::fixed(slice.start()), strides[slice.axis()]);
+      return addStridedView(entry, &op, source, std::move(strides), std::move(start));
+    }
   }
+  if (layoutRemarks_ && isa<TransposeOp, SliceOp>(op))
+    remarkLayoutKernel(op, denseReader(op.getResult(0)));
   if (!needsKernel(&op))
     return op.emitError() << "the Halide backend has no kernel for '" << op.getName()
                           << "' and it is not a view of another tensor";
@@ -242,8 +374,7 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   step.kernel = kernelIndex(&op);
   for (Value operand : op.getOperands())
     step.args.push_back(buffers_.lookup(operand));
-  FailureOr<int> result =
-      addBuffer(entry, &op, op.getResult(0), BufferPlan::Kind::Temp, -1);
+  FailureOr<int> result = resultBuffer(entry, op);
   if (failed(result))
     return failure();
   step.args.push_back(*result);
@@ -311,8 +442,9 @@ LogicalResult Planner::planEntry(FuncOp func) {
   return success();
 }
 
-FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model) {
-  Planner planner(model);
+FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model,
+                               bool layoutRemarks) {
+  Planner planner(model, layoutRemarks);
   bool any = false;
   for (FuncOp func : module.getOps<FuncOp>()) {
     any = true;

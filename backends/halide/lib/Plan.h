@@ -60,7 +60,9 @@ struct BufferPlan {
   SymDim offset = SymDim::fixed(0);
   /// View: one element stride per dimension (static or an expression), in elements of
   /// the memory it views; empty for a view that is dense row-major in its own shape.
-  /// Only kv_append makes strided views (of a state buffer), and nothing views them.
+  /// kv_append makes strided views of a state buffer; slices, head splits and head
+  /// merges make them where every reader takes one (Plan.cpp). The innermost stride of
+  /// every strided view is 1.
   SymShape strides;
 
   bool isStrided() const { return !strides.empty(); }
@@ -102,8 +104,11 @@ struct ModelPlan {
 };
 
 /// Plans `module`, named `model`: every func is an entry point, in module order. Emits an
-/// error at the offending op and fails on what no kernel or buffer can express.
-mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model);
+/// error at the offending op and fails on what no kernel or buffer can express. With
+/// `layoutRemarks`, a remark at each slice and transpose that stays a kernel says why it
+/// is not a view.
+mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model,
+                                     bool layoutRemarks = false);
 
 /// `name` with every character that cannot appear in a C identifier replaced by '_'.
 std::string sanitizeIdentifier(llvm::StringRef name);

@@ -33,7 +33,8 @@ SymDim multiplyDims(const SymDim &a, const SymDim &b);
 /// Builds the plan of one model; one instance per planModel call.
 class Planner {
 public:
-  explicit Planner(llvm::StringRef model);
+  /// With `layoutRemarks`, a remark at each slice and transpose left a kernel.
+  Planner(llvm::StringRef model, bool layoutRemarks);
 
   mlir::LogicalResult planEntry(mlir::FuncOp func);
   ModelPlan takePlan() { return std::move(plan_); }
@@ -54,6 +55,16 @@ private:
   int kernelIndex(mlir::Operation *op, const std::string &signature,
                   bool denseCopy = false);
   int kernelIndex(mlir::Operation *op) { return kernelIndex(op, kernelSignature(op)); }
+  /// The first op that reads `value`, directly or through the views that planOp makes
+  /// strided, and needs a dense operand; null when every reader takes a strided one
+  /// with a dense innermost dimension.
+  mlir::Operation *denseReader(mlir::Value value);
+  /// Adds `op`'s result as a view of buffer `source` with `strides` from `offset`.
+  mlir::FailureOr<int> addStridedView(EntryPlan &entry, mlir::Operation *op, int source,
+                                      SymShape strides, SymDim offset);
+  /// The buffer a kernel writes `op`'s result to: a temporary, or a permuted view of
+  /// the temporary of the head merge that reads it.
+  mlir::FailureOr<int> resultBuffer(EntryPlan &entry, mlir::Operation &op);
   /// Gives `op`'s result its buffer and, for a kernel, its step.
   mlir::LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, mlir::Operation &op);
   mlir::LogicalResult planReturn(EntryPlan &entry, mlir::FuncOp func, ReturnOp ret);
@@ -77,6 +88,7 @@ private:
   std::string valueDimOf(mlir::FuncOp func, unsigned input);
 
   ModelPlan plan_;
+  bool layoutRemarks_;
   std::string symbolPrefix_;
   llvm::StringMap<int> parameterIndices_;
   llvm::StringMap<int> stateIndices_;

@@ -53,6 +53,7 @@ llvm::Error Evaluation::bindInputs(const TensorMap &inputs) {
       return makeError(entryName() + " has no input named '" + input.first + "'");
   if (llvm::Error e = bindValueDims())
     return e;
+  bindStateReadDims();
   // Bounds may name a dimension of a later input, so they are checked once all are bound
   // (those of value_dim inputs already were).
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
@@ -83,6 +84,22 @@ llvm::Error Evaluation::bindValueDims() {
       return e;
   }
   return llvm::Error::success();
+}
+
+void Evaluation::bindStateReadDims() {
+  func.walk([&](StateReadOp read) {
+    std::string name = read.name().str();
+    auto state = states.find(name);
+    if (state == states.end() || state->second.shape.size() != read.dims().size())
+      return; // the state_read itself says what is wrong
+    for (auto it : llvm::enumerate(read.dims())) {
+      StringRef dim = it.value().cast<StringAttr>().getValue();
+      // Only names no input binds: a disagreement is the state_read's to report.
+      if (!dim.empty())
+        dimSizes.try_emplace(dim.str(), state->second.shape[it.index()],
+                             "state '" + name + "'");
+    }
+  });
 }
 
 llvm::Error Evaluation::checkBounds(unsigned index) {

@@ -66,6 +66,11 @@ private:
   /// Binds the dimensions named by inputs' `kiln.value_dim` to their values, each after
   /// checking the input's bounds.
   llvm::Error bindValueDims();
+  /// Binds the dimensions that the entry's state_reads name and no input binds to the
+  /// shapes of the states an earlier run left, before the bounds are checked: as the
+  /// runtime, which knows them from its states (a decoding step's source lengths are
+  /// bounded by S, the length of the memory it reads from a state).
+  void bindStateReadDims();
   /// Checks input `index` against its `kiln.bounds`, if any.
   llvm::Error checkBounds(unsigned index);
   llvm::Error evaluate(mlir::Operation *op);

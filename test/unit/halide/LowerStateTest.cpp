@@ -182,11 +182,16 @@ TEST_F(HalideLowerState, AttentionReadsStridedPrefixes) {
   }
 }
 
-TEST_F(HalideLowerState, DenseKernelRefusesAStridedView) {
+TEST_F(HalideLowerState, DenseOperandsKernelReadsAStridedViewToo) {
+  // Attention pins only its innermost strides (q, k and v may be head splits of a packed
+  // projection read in place), so its kernel for dense operands serves a prefix too.
   KernelHarness dense;
   ASSERT_EQ(dense.load(kDenseAttention), "");
   Cache k(2, 1), v(2, 2);
   HostTensor q = randomTensor({2, kHeads, 1, kDim}, 3);
+  std::string error;
+  HostTensor expected = dense.reference({q, k.prefix(7), v.prefix(7)}, error);
+  ASSERT_EQ(error, "");
   HostTensor out = HostTensor::floats({2, kHeads, 1, kDim});
   Halide::Buffer<> qBuffer = KernelHarness::toBuffer(q),
                    result = KernelHarness::toBuffer(out);
@@ -194,13 +199,8 @@ TEST_F(HalideLowerState, DenseKernelRefusesAStridedView) {
   dense.kernel.inputs[0].set(qBuffer);
   dense.kernel.inputs[1].set(kView);
   dense.kernel.inputs[2].set(vView);
-  std::string error;
-  try {
-    dense.realize(result);
-  } catch (const Halide::Error &e) {
-    error = e.what();
-  }
-  EXPECT_NE(error.find("stride"), std::string::npos) << error;
+  dense.realize(result);
+  EXPECT_LE(relativeError(out, expected), kTolerance);
 }
 
 TEST_F(HalideLowerState, StridedPrefixCopiesOutDense) {

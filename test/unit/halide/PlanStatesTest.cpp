@@ -75,7 +75,7 @@ protected:
       errors += d.str() + "\n";
       return mlir::success();
     });
-    mlir::FailureOr<ModelPlan> planned = planModel(*module, "m");
+    mlir::FailureOr<ModelPlan> planned = planModel(*module, "m", layoutRemarks);
     if (mlir::failed(planned))
       return false;
     text_ = writeManifest(*planned, "host");
@@ -123,6 +123,8 @@ protected:
 
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
+  /// planModel's: a remark (collected in `errors`) at each slice or transpose kernel.
+  bool layoutRemarks = false;
   Value manifest = nullptr;
   std::string errors;
   std::string text_;
@@ -329,6 +331,21 @@ TEST_F(PlanStates, ReshapeOfAPrefixIsAnError) {
       << error;
 }
 
+TEST_F(PlanStates, HeadSplitOfAPrefixThatAKernelReadsDenseIsAnError) {
+  // A split of the last dimension keeps a strided view strided, but only readers that
+  // take one may read it so; relu pins dense strides.
+  std::string error = planError(R"mlir(
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.reshape %c {shape = [0, 0, 0, 2, 2]}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x2x2xf32>
+  %y = kiln.relu %r : tensor<?x2x?x2x2xf32>
+  kiln.return %y : tensor<?x2x?x2x2xf32>)mlir",
+                                "tensor<?x2x?x2x2xf32>");
+  EXPECT_NE(error.find("cannot reshape a strided view of a cache"), std::string::npos)
+      << error;
+}
+
 TEST_F(PlanStates, CreateAfterUseIsAnError) {
   std::string error = planError(R"mlir(
   %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
@@ -367,6 +384,91 @@ TEST_F(PlanStates, ShapeMismatchInOneEntryIsAnError) {
                  "entry point 'step'"),
       std::string::npos)
       << error;
+}
+
+/// Self-attention over one packed projection [B, S, 12] of 2 heads of 2: q, k and v are
+/// its column slices split into heads, and the heads are merged after attention. `%q`'s
+/// extra reader, if any, follows the split.
+std::string packedAttention(const std::string &extraReader) {
+  return R"mlir(
+func @encode(%x: tensor<?x?x4xf32> {kiln.name = "x", kiln.dims = ["B", "S", ""]})
+    -> (tensor<?x?x4xf32> {kiln.name = "y"}) {
+  %w = kiln.parameter "in_proj_weight" : tensor<12x4xf32>
+  %b = kiln.parameter "in_proj_bias" : tensor<12xf32>
+  %p = kiln.linear %x, %w, %b
+      : (tensor<?x?x4xf32>, tensor<12x4xf32>, tensor<12xf32>) -> tensor<?x?x12xf32>
+  %q0 = kiln.slice %p {axis = 2 : i64, start = 0 : i64, end = 4 : i64}
+      : (tensor<?x?x12xf32>) -> tensor<?x?x4xf32>
+  %k0 = kiln.slice %p {axis = 2 : i64, start = 4 : i64, end = 8 : i64}
+      : (tensor<?x?x12xf32>) -> tensor<?x?x4xf32>
+  %v0 = kiln.slice %p {axis = 2 : i64, start = 8 : i64, end = 12 : i64}
+      : (tensor<?x?x12xf32>) -> tensor<?x?x4xf32>
+  %q1 = kiln.reshape %q0 {shape = [0, 0, 2, 2]} : (tensor<?x?x4xf32>) -> tensor<?x?x2x2xf32>
+  %k1 = kiln.reshape %k0 {shape = [0, 0, 2, 2]} : (tensor<?x?x4xf32>) -> tensor<?x?x2x2xf32>
+  %v1 = kiln.reshape %v0 {shape = [0, 0, 2, 2]} : (tensor<?x?x4xf32>) -> tensor<?x?x2x2xf32>
+  %q = kiln.transpose %q1 {permutation = [0, 2, 1, 3]}
+      : (tensor<?x?x2x2xf32>) -> tensor<?x2x?x2xf32>
+  %k = kiln.transpose %k1 {permutation = [0, 2, 1, 3]}
+      : (tensor<?x?x2x2xf32>) -> tensor<?x2x?x2xf32>
+  %v = kiln.transpose %v1 {permutation = [0, 2, 1, 3]}
+      : (tensor<?x?x2x2xf32>) -> tensor<?x2x?x2xf32>
+)mlir" + extraReader +
+         R"mlir(
+  %a = kiln.attention %q, %k, %v {scale = 0.5 : f32}
+      : (tensor<?x2x?x2xf32>, tensor<?x2x?x2xf32>, tensor<?x2x?x2xf32>) -> tensor<?x2x?x2xf32>
+  %m = kiln.transpose %a {permutation = [0, 2, 1, 3]}
+      : (tensor<?x2x?x2xf32>) -> tensor<?x?x2x2xf32>
+  %y = kiln.reshape %m {shape = [0, 0, 4]} : (tensor<?x?x2x2xf32>) -> tensor<?x?x4xf32>
+  kiln.return %y : tensor<?x?x4xf32>
+}
+)mlir";
+}
+
+TEST_F(PlanStates, PackedHeadsAreReadAndMergedInPlace) {
+  layoutRemarks = true;
+  ASSERT_TRUE(plan(packedAttention(""))) << errors;
+  EXPECT_EQ(errors, "") << "no slice or transpose should be left a kernel";
+  const Object &encode = entry("encode");
+  EXPECT_EQ(str(root().get("kernels")), R"(["kiln_m_k0_linear","kiln_m_k1_attention"])");
+  // Buffers: x, w, b, p, then q0, k0, v0, q1, k1, v1, q, k, v as views of p.
+  EXPECT_EQ(str(&buffer(encode, 5)),
+            R"({"dtype":"f32","kind":"view","offset":4,"shape":["B","S",4],)"
+            R"("strides":["S*12",12,1],"view_of":3})");
+  EXPECT_EQ(str(&buffer(encode, 8)),
+            R"({"dtype":"f32","kind":"view","shape":["B","S",2,2],)"
+            R"("strides":["S*12",12,2,1],"view_of":5})");
+  EXPECT_EQ(str(&buffer(encode, 11)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,"S",2],)"
+            R"("strides":["S*12",2,12,1],"view_of":8})");
+  // The merged heads m are a temp; attention writes them through a permuted view.
+  EXPECT_EQ(str(&buffer(encode, 13)),
+            R"({"dtype":"f32","kind":"temp","shape":["B","S",2,2]})");
+  EXPECT_EQ(str(&buffer(encode, 14)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,"S",2],)"
+            R"("strides":["S*4",2,4,1],"view_of":13})");
+  EXPECT_EQ(str((*encode.getArray("steps"))[1].getAsObject()->get("args")),
+            "[10,11,12,14]");
+  EXPECT_EQ(str(&buffer(encode, 15)),
+            R"({"dtype":"f32","kind":"view","shape":["B","S",4],"view_of":13})");
+}
+
+TEST_F(PlanStates, HeadsThatAnotherKernelReadsDenseAreCopied) {
+  // A relu of q needs it dense: q's slice, split and transpose stay kernels (the split
+  // of a dense temp is a view), each with a remark naming the reader; k and v are still
+  // views.
+  layoutRemarks = true;
+  ASSERT_TRUE(plan(packedAttention(R"mlir(
+  %r = kiln.relu %q : tensor<?x2x?x2xf32>)mlir")))
+      << errors;
+  EXPECT_EQ(str(root().get("kernels")),
+            R"(["kiln_m_k0_linear","kiln_m_k1_slice","kiln_m_k2_transpose",)"
+            R"("kiln_m_k3_relu","kiln_m_k4_attention"])");
+  EXPECT_NE(errors.find("'kiln.slice' is a kernel, not a view: 'kiln.relu' at "),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("'kiln.transpose' is a kernel, not a view: 'kiln.relu' at "),
+            std::string::npos)
+      << errors;
 }
 
 } // namespace

@@ -18,6 +18,10 @@ std::unique_ptr<mlir::Pass> createFuseAttentionPass(bool remarks);
 /// kiln-fuse-kernels; with `remarks`, a remark at each op left outside a group.
 std::unique_ptr<mlir::Pass> createFuseKernelsPass();
 std::unique_ptr<mlir::Pass> createFuseKernelsPass(bool remarks);
+/// kiln-pack-projections; with `remarks`, a remark at each linear over a weight slice
+/// left unpacked.
+std::unique_ptr<mlir::Pass> createPackProjectionsPass();
+std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
@@ -30,10 +34,13 @@ struct PipelineOptions {
   bool printAfterEach = false;
   /// Run kiln-fuse-attention (off: the same pipeline without the fusion, to compare).
   bool fuseAttention = true;
+  /// Run kiln-pack-projections (off: the same pipeline without packing, to compare).
+  bool packProjections = true;
   /// Run kiln-fuse-kernels (off: every op its own kernel).
   bool fuseKernels = true;
-  /// A remark at each kiln.softmax the attention fusion leaves, and at each op the
-  /// kernel fusion leaves outside a group, saying why.
+  /// A remark at each kiln.softmax the attention fusion leaves, at each linear over a
+  /// weight slice left unpacked, and at each op the kernel fusion leaves outside a group,
+  /// saying why.
   bool fusionRemarks = false;
 };
 

@@ -77,4 +77,37 @@ def FuseKernels : Pass<"kiln-fuse-kernels", "mlir::FuncOp"> {
   ];
 }
 
+def PackProjections : Pass<"kiln-pack-projections", "mlir::FuncOp"> {
+  let summary = "packs linears over adjacent rows of one weight into one linear";
+  let description = [{
+    Rewrites linears that read the same input through row slices of one packed weight
+    and the same rows of one packed bias (multi-head attention's `in_proj_weight` and
+    `in_proj_bias`) into one linear over the rows they cover together, followed by a
+    slice of its last dimension per original linear:
+
+    ```mlir
+    %wq = kiln.slice %w {axis = 0 : i64, start = 0 : i64, end = 512 : i64} ...
+    %q = kiln.linear %x, %wq, %bq ...   // and %k, %v over rows 512..1024, 1024..1536
+    // becomes
+    %qkv = kiln.linear %x, %w, %b : ... -> tensor<?x?x1536xf32>
+    %q = kiln.slice %qkv {axis = 2 : i64, start = 0 : i64, end = 512 : i64} ...
+    ```
+
+    Self-attention's q, k and v become one linear over the whole weight; cross-attention's
+    k and v (over the same memory) one over rows [d, 3d). Each output column is the same
+    dot product plus the same bias as before, so the result is the same. Only runs of
+    adjacent row ranges pack (a gap would compute rows nobody asked for); linears over
+    slices of different weights or biases, or of different inputs, stay apart. With
+    `remarks`, or kiln-opt's `--kiln-fusion-remarks`, each linear over a weight slice
+    that another projection of its input could have packed with gets a remark saying
+    why it did not (rows not adjacent, bias rows that differ, another weight).
+  }];
+  let constructor = "kiln::createPackProjectionsPass()";
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark at each linear over a weight slice left unpacked, with the "
+           "reason">,
+  ];
+}
+
 #endif // KILN_PASSES_PASSES_TD

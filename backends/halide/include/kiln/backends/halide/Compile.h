@@ -36,6 +36,9 @@ struct CompileOptions {
   std::string cCompiler = "cc";
   /// Extra arguments for the link command.
   std::vector<std::string> extraLinkArgs;
+  /// A remark at each slice and transpose that stays a kernel instead of a view of its
+  /// operand, saying why (NAME-gen --fusion-remarks).
+  bool layoutRemarks = false;
 };
 
 /// What compileModel did, for the one-line summary of the model compiler.
