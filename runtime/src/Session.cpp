@@ -1,6 +1,7 @@
-// Session.cpp - one run: bind dims, size and allocate buffers, call the kernels in order.
+// Session.cpp - one run: bind dims, size and place buffers, call the kernels in order.
 #include "Session.h"
 
+#include "ArenaPlan.h"
 #include "DType.h"
 #include "Error.h"
 #include "HalideErrors.h"
@@ -79,13 +80,11 @@ Session::EntryState &Session::state(int entry) {
     st->offsets.resize(n);
     st->halideDims.resize(n);
     st->halideBuffers.resize(n);
-    st->temps.resize(n);
+    st->arenaOffsets.resize(n);
     for (size_t b = 0; b < n; ++b) {
       st->shapes[b].resize(e.buffers[b].dims.size());
       st->strides[b].resize(e.buffers[b].dims.size());
       st->halideDims[b].resize(e.buffers[b].dims.size());
-      if (e.buffers[b].kind == BufferKind::Temp)
-        st->temps[b] = std::make_unique<TempBlock>();
     }
     entries_[entry] = std::move(st);
   }
@@ -111,8 +110,15 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     weights_->checkUnchanged();
   std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, count);
   bindAllDims(e, st, byInput);
-  evaluateShapes(e, st, byInput);
-  evaluateLayouts(e, st);
+  if (!st.planned || st.dimValues != st.plannedDims) {
+    st.planned = false; // until every check of the new values has passed
+    evaluateShapes(e, st, byInput);
+    evaluateLayouts(e, st);
+    planTemps(e, st);
+    st.plannedDims = st.dimValues;
+    st.planned = true;
+  }
+  states_.checkShapes(e, st.shapes, st.dimValues); // the states change between runs
   allocateTemps(e, st);
   std::vector<StateSet::Append> appends = appendsOf(e, st);
   states_.checkAppends(e, appends);
@@ -190,7 +196,6 @@ void Session::evaluateShapes(const EntryDesc &e, EntryState &st,
              " (inconsistent manifest)");
     }
   }
-  states_.checkShapes(e, st.shapes, st.dimValues);
   for (const TensorDesc &out : e.outputs) {
     for (size_t d = 0; d < out.dims.size(); ++d) {
       int64_t v = evaluateSize(e, st.dimValues, out.dims[d],
@@ -272,26 +277,32 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
   }
 }
 
-void Session::allocateTemps(const EntryDesc &e, EntryState &st) {
-  uint64_t total = 0;
+// Offsets in the entry's arena from the temps' live ranges (ArenaPlan.h).
+void Session::planTemps(const EntryDesc &e, EntryState &st) {
+  std::vector<ArenaRequest> requests;
+  std::vector<size_t> temps;
   for (size_t b = 0; b < e.buffers.size(); ++b)
-    if (e.buffers[b].kind == BufferKind::Temp)
-      total += uint64_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
-  if (options_.max_temp_bytes && total > options_.max_temp_bytes)
-    fail(KILN_STATUS_RESOURCE_EXHAUSTED, "entry '", e.name, "' needs ", total,
+    if (e.buffers[b].kind == BufferKind::Temp) {
+      temps.push_back(b);
+      requests.push_back(
+          {uint64_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype),
+           e.buffers[b].firstStep, e.buffers[b].lastStep});
+    }
+  ArenaPlan plan = planArena(requests);
+  for (size_t t = 0; t < temps.size(); ++t)
+    st.arenaOffsets[temps[t]] = plan.offsets[t];
+  st.arenaBytes = plan.bytes;
+}
+
+void Session::allocateTemps(const EntryDesc &e, EntryState &st) {
+  if (options_.max_temp_bytes && st.arenaBytes > options_.max_temp_bytes)
+    fail(KILN_STATUS_RESOURCE_EXHAUSTED, "entry '", e.name, "' needs ", st.arenaBytes,
          " bytes of temporaries with ", formatBindings(e, st.dimValues),
          ", over the session's limit of ", options_.max_temp_bytes, " bytes");
-  for (size_t b = 0; b < e.buffers.size(); ++b) {
-    if (e.buffers[b].kind != BufferKind::Temp)
-      continue;
-    TempBlock &block = *st.temps[b];
-    if (!options_.reuse_temps)
-      block.reset();
-    size_t bytes =
-        size_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
-    if (block.reserve(bytes))
-      ++stats_.temp_allocations;
-  }
+  if (!options_.reuse_temps)
+    st.arena.reset();
+  if (st.arena.reserve(size_t(st.arenaBytes)))
+    ++stats_.temp_allocations;
 }
 
 void Session::bindBuffers(const EntryDesc &e, EntryState &st,
@@ -319,7 +330,7 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
       host = weights_->data(size_t(buf.index));
       break;
     case BufferKind::Temp:
-      host = st.temps[b]->data();
+      host = st.arena.bytes() + st.arenaOffsets[b];
       break;
     case BufferKind::State:
       host = states_.data(buf.index);
@@ -485,9 +496,7 @@ kiln_session_stats Session::stats() const {
   s.temp_bytes = 0;
   for (const auto &st : entries_)
     if (st)
-      for (const auto &block : st->temps)
-        if (block)
-          s.temp_bytes += block->capacity();
+      s.temp_bytes += st->arena.capacity();
   s.state_bytes = states_.bytes();
   s.state_rows_copied = states_.rowsCopied();
   return s;

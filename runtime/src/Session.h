@@ -63,16 +63,21 @@ public:
   void leave() const { busy_.store(false, std::memory_order_release); }
 
 private:
-  // Per-entry scratch, kept between runs so a steady-state run does not allocate.
+  // Per-entry scratch, kept between runs so a steady-state run does not allocate. The
+  // shapes, layouts and arena offsets depend on the bound dimensions only: they are
+  // evaluated once per set of dimension values and reused while the values repeat.
   struct EntryState {
     std::vector<int64_t> dimValues;
+    std::vector<int64_t> plannedDims; // what shapes..arenaBytes were evaluated for
+    bool planned = false;
     std::vector<std::vector<int64_t>> shapes;  // per buffer
     std::vector<std::vector<int64_t>> strides; // per buffer, in its root's elements
     std::vector<int64_t> offsets;              // per buffer, in its root's elements
+    std::vector<uint64_t> arenaOffsets;        // per buffer, in bytes; used by temps only
+    uint64_t arenaBytes = 0;
     std::vector<std::vector<halide_dimension_t>> halideDims; // per buffer, reversed
     std::vector<halide_buffer_t> halideBuffers;
-    std::vector<std::unique_ptr<TempBlock>>
-        temps; // per buffer; used by temp buffers only
+    TempBlock arena; // every temp of the entry, at arenaOffsets
     std::vector<void *> argv;
   };
   struct Output {
@@ -88,6 +93,7 @@ private:
   void evaluateShapes(const EntryDesc &e, EntryState &st,
                       const std::vector<const kiln_tensor *> &inputs);
   void evaluateLayouts(const EntryDesc &e, EntryState &st);
+  void planTemps(const EntryDesc &e, EntryState &st);
   void allocateTemps(const EntryDesc &e, EntryState &st);
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);

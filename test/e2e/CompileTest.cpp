@@ -174,7 +174,7 @@ TEST(CompileTest, ManifestEscapesNamesAndListsEveryBuffer) {
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(*c.result);
   ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError()) << "\n" << *c.result;
   const llvm::json::Object &root = *json->getAsObject();
-  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 1);
+  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 2);
   EXPECT_EQ(root.getString("model").getValueOr(""), "e2e_unary");
   const llvm::json::Object &entry = *(*root.getArray("entries"))[0].getAsObject();
   const llvm::json::Object &input = *(*entry.getArray("inputs"))[0].getAsObject();
@@ -183,6 +183,17 @@ TEST(CompileTest, ManifestEscapesNamesAndListsEveryBuffer) {
   EXPECT_EQ(entry.getArray("buffers")->size(), 5u);
   EXPECT_EQ(entry.getArray("steps")->size(), 4u);
   EXPECT_EQ(root.getArray("kernels")->size(), 3u); // relu is shared
+  // Each temp is written by step i and read by step i + 1; the last is the output, live
+  // to the last step.
+  for (size_t i = 1; i < 5; ++i) {
+    const llvm::json::Array *live =
+        (*entry.getArray("buffers"))[i].getAsObject()->getArray("live");
+    ASSERT_TRUE(live && live->size() == 2) << "buffers[" << i << "] has no live range";
+    EXPECT_EQ((*live)[0].getAsInteger().getValueOr(-1), int64_t(i) - 1)
+        << "buffers[" << i << "]";
+    EXPECT_EQ((*live)[1].getAsInteger().getValueOr(-1), std::min<int64_t>(i, 3))
+        << "buffers[" << i << "]";
+  }
 }
 
 TEST(CompileTest, HalideErrorsBecomeMessages) {

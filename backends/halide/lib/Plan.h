@@ -62,6 +62,10 @@ struct BufferPlan {
   /// the memory it views; empty for a view that is dense row-major in its own shape.
   /// Only kv_append makes strided views (of a state buffer), and nothing views them.
   SymShape strides;
+  /// Temp: the steps (indices into EntryPlan::steps) that first and last touch its
+  /// memory, itself or through a view, inclusive; an output's runs to the last step. The
+  /// runtime lets temporaries whose ranges do not overlap share bytes.
+  int firstStep = -1, lastStep = -1;
 
   bool isStrided() const { return !strides.empty(); }
 };
