@@ -1,8 +1,8 @@
 //===- ArenaPlan.cpp - Offsets of an entry's temporaries in one arena -----===//
 //
-// Greedy-by-size placement with best fit, as TensorFlow Lite's and XLA's planners do: a
-// few hundred temporaries per entry, planned once per set of bound dimensions, so the
-// quadratic scan costs microseconds and only on a new shape.
+// Greedy-by-size placement with best fit, as TensorFlow Lite's and XLA's planners do. The
+// conflicts between live ranges are found once per entry; a plan then visits, for each
+// temporary, only those it conflicts with.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,44 +19,55 @@ static uint64_t aligned(uint64_t bytes) {
   return (bytes + kTempAlignment - 1) / kTempAlignment * kTempAlignment;
 }
 
-static bool liveTogether(const ArenaRequest &a, const ArenaRequest &b) {
-  return a.firstStep <= b.lastStep && b.firstStep <= a.lastStep;
+ArenaPlanner::ArenaPlanner(const std::vector<LiveRange> &ranges)
+    : ranges_(ranges), conflicts_(ranges.size()) {
+  for (size_t i = 0; i < ranges.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (ranges[i].firstStep <= ranges[j].lastStep &&
+          ranges[j].firstStep <= ranges[i].lastStep) {
+        conflicts_[i].push_back(uint32_t(j));
+        conflicts_[j].push_back(uint32_t(i));
+      }
 }
 
-ArenaPlan planArena(const std::vector<ArenaRequest> &requests) {
+ArenaPlan ArenaPlanner::plan(const std::vector<uint64_t> &bytes) const {
+  size_t n = ranges_.size();
   ArenaPlan plan;
-  plan.offsets.assign(requests.size(), 0);
-  std::vector<size_t> order(requests.size());
-  std::iota(order.begin(), order.end(), size_t(0));
-  // Largest first; ties in step order, so that the plan does not depend on the sort.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (requests[a].bytes != requests[b].bytes)
-      return requests[a].bytes > requests[b].bytes;
-    return requests[a].firstStep < requests[b].firstStep;
+  plan.offsets.assign(n, 0);
+  std::vector<uint32_t> order(n);
+  std::iota(order.begin(), order.end(), 0u);
+  // Largest first; ties in step order, then index order, so the plan is deterministic.
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    if (bytes[a] != bytes[b])
+      return bytes[a] > bytes[b];
+    if (ranges_[a].firstStep != ranges_[b].firstStep)
+      return ranges_[a].firstStep < ranges_[b].firstStep;
+    return a < b;
   });
-  std::vector<size_t> placed, neighbours;
-  for (size_t i : order) {
-    uint64_t size = aligned(requests[i].bytes);
+  std::vector<bool> placed(n, false);
+  std::vector<uint32_t> neighbours;
+  for (uint32_t i : order) {
+    uint64_t size = aligned(bytes[i]);
     if (size == 0)
       continue;
     neighbours.clear();
-    for (size_t j : placed)
-      if (liveTogether(requests[i], requests[j]))
+    for (uint32_t j : conflicts_[i])
+      if (placed[j])
         neighbours.push_back(j);
     std::sort(neighbours.begin(), neighbours.end(),
-              [&](size_t a, size_t b) { return plan.offsets[a] < plan.offsets[b]; });
+              [&](uint32_t a, uint32_t b) { return plan.offsets[a] < plan.offsets[b]; });
     uint64_t end = 0, best = UINT64_MAX, bestGap = UINT64_MAX;
-    for (size_t j : neighbours) {
+    for (uint32_t j : neighbours) {
       uint64_t gap = plan.offsets[j] > end ? plan.offsets[j] - end : 0;
       if (gap >= size && gap < bestGap) {
         best = end;
         bestGap = gap;
       }
-      end = std::max(end, plan.offsets[j] + aligned(requests[j].bytes));
+      end = std::max(end, plan.offsets[j] + aligned(bytes[j]));
     }
     plan.offsets[i] = best != UINT64_MAX ? best : end;
     plan.bytes = std::max(plan.bytes, plan.offsets[i] + size);
-    placed.push_back(i);
+    placed[i] = true;
   }
   return plan;
 }

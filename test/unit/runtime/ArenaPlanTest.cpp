@@ -12,6 +12,22 @@ using namespace kiln::rt;
 
 namespace {
 
+// A temporary to place: its size and live range.
+struct ArenaRequest {
+  uint64_t bytes;
+  int firstStep, lastStep;
+};
+
+ArenaPlan planArena(const std::vector<ArenaRequest> &requests) {
+  std::vector<LiveRange> ranges;
+  std::vector<uint64_t> bytes;
+  for (const ArenaRequest &r : requests) {
+    ranges.push_back({r.firstStep, r.lastStep});
+    bytes.push_back(r.bytes);
+  }
+  return ArenaPlanner(ranges).plan(bytes);
+}
+
 // Fails on the first two requests live at one step whose byte ranges overlap, or that
 // lie outside the arena or off the alignment.
 void expectSound(const std::vector<ArenaRequest> &requests, const ArenaPlan &plan) {
