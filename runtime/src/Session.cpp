@@ -122,12 +122,20 @@ Session::EntryState &Session::state(int entry) {
     st->halideDims.resize(n);
     st->halideBuffers.resize(n);
     st->arenaOffsets.resize(n);
+    st->outputBlocks.resize(n);
+    // An output's memory is the caller's to read until the next run, which may take it
+    // as an input: it stays out of the arena, whose bytes that run reuses.
+    for (const TensorDesc &out : e.outputs) {
+      size_t root = size_t(e.buffers[out.buffer].root);
+      if (e.buffers[root].kind == BufferKind::Temp && !st->outputBlocks[root])
+        st->outputBlocks[root] = std::make_unique<TempBlock>();
+    }
     std::vector<LiveRange> ranges;
     for (size_t b = 0; b < n; ++b) {
       st->shapes[b].resize(e.buffers[b].dims.size());
       st->strides[b].resize(e.buffers[b].dims.size());
       st->halideDims[b].resize(e.buffers[b].dims.size());
-      if (e.buffers[b].kind == BufferKind::Temp) {
+      if (e.buffers[b].kind == BufferKind::Temp && !st->outputBlocks[b]) {
         st->temps.push_back(b);
         ranges.push_back({e.buffers[b].firstStep, e.buffers[b].lastStep});
       }
@@ -331,7 +339,7 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st, uint64_t chang
   }
 }
 
-// Offsets in the entry's arena from the temps' live ranges (ArenaPlan.h).
+// Offsets in the entry's arena from its temps' live ranges (ArenaPlan.h).
 void Session::planTemps(const EntryDesc &e, EntryState &st) {
   std::vector<uint64_t> bytes;
   for (size_t b : st.temps)
@@ -346,15 +354,29 @@ void Session::planTemps(const EntryDesc &e, EntryState &st) {
   st.arenaBytes = plan.bytes;
 }
 
+// The arena, and a block of its own for each output's temp.
 void Session::allocateTemps(const EntryDesc &e, EntryState &st) {
-  if (options_.max_temp_bytes && st.arenaBytes > options_.max_temp_bytes)
-    fail(KILN_STATUS_RESOURCE_EXHAUSTED, "entry '", e.name, "' needs ", st.arenaBytes,
+  auto bytesOf = [&](size_t b) {
+    return uint64_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
+  };
+  uint64_t total = st.arenaBytes;
+  for (size_t b = 0; b < e.buffers.size(); ++b)
+    if (st.outputBlocks[b])
+      total += bytesOf(b);
+  if (options_.max_temp_bytes && total > options_.max_temp_bytes)
+    fail(KILN_STATUS_RESOURCE_EXHAUSTED, "entry '", e.name, "' needs ", total,
          " bytes of temporaries with ", formatBindings(e, st.dimValues),
          ", over the session's limit of ", options_.max_temp_bytes, " bytes");
-  if (!options_.reuse_temps)
-    st.arena.reset();
-  if (st.arena.reserve(size_t(st.arenaBytes)))
-    ++stats_.temp_allocations;
+  auto reserve = [&](TempBlock &block, uint64_t bytes) {
+    if (!options_.reuse_temps)
+      block.reset();
+    if (block.reserve(size_t(bytes)))
+      ++stats_.temp_allocations;
+  };
+  reserve(st.arena, st.arenaBytes);
+  for (size_t b = 0; b < e.buffers.size(); ++b)
+    if (st.outputBlocks[b])
+      reserve(*st.outputBlocks[b], bytesOf(b));
 }
 
 // The Halide description of every buffer but its memory: shape, strides and type.
@@ -391,7 +413,8 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
       host = weights_->data(size_t(buf.index));
       break;
     case BufferKind::Temp:
-      host = st.arena.bytes() + st.arenaOffsets[b];
+      host = st.outputBlocks[b] ? st.outputBlocks[b]->data()
+                                : st.arena.bytes() + st.arenaOffsets[b];
       break;
     case BufferKind::State:
       host = states_.data(buf.index);
@@ -558,8 +581,11 @@ kiln_session_stats Session::stats() const {
   kiln_session_stats s = stats_;
   s.temp_bytes = 0;
   for (const auto &st : entries_)
-    if (st)
+    if (st) {
       s.temp_bytes += st->arena.capacity();
+      for (const auto &block : st->outputBlocks)
+        s.temp_bytes += block ? block->capacity() : 0;
+    }
   s.state_bytes = states_.bytes();
   s.state_rows_copied = states_.rowsCopied();
   return s;

@@ -83,7 +83,7 @@ private:
     std::vector<std::vector<int64_t>> shapes;   // per buffer
     std::vector<std::vector<int64_t>> strides;  // per buffer, in its root's elements
     std::vector<int64_t> offsets;               // per buffer, in its root's elements
-    std::vector<size_t> temps;                  // the temp buffers, in order
+    std::vector<size_t> temps;                  // the temps in the arena, in order
     std::unique_ptr<ArenaPlanner> arenaPlanner; // for their live ranges
     std::vector<uint64_t> tempBytes;            // per temp: its size in the current plan
     std::vector<uint64_t> arenaOffsets; // per buffer, in bytes; used by temps only
@@ -91,7 +91,10 @@ private:
     std::vector<std::vector<halide_dimension_t>> halideDims; // per buffer, reversed
     std::vector<halide_buffer_t> halideBuffers; // all but host set when planned
     std::vector<StateSet::Append> appends;      // the positions a run writes
-    TempBlock arena; // every temp of the entry, at arenaOffsets
+    TempBlock arena; // every temp of the entry but the outputs', at arenaOffsets
+    // Per buffer: the memory of an output's temp, which the next run must not reuse;
+    // null for any other buffer.
+    std::vector<std::unique_ptr<TempBlock>> outputBlocks;
     std::vector<void *> argv;
   };
   struct Output {

@@ -211,11 +211,12 @@ typedef struct kiln_session kiln_session;
 
 typedef struct kiln_session_options {
   /* Nonzero (default): an entry's temporaries (one arena per entry, shared by the
-   * temporaries whose live ranges do not overlap) are kept across runs and grown only
-   * when a run needs more. Zero: the arena is allocated afresh for each run. */
+   * temporaries whose live ranges do not overlap, and one block per output) are kept
+   * across runs and grown only when a run needs more. Zero: they are allocated afresh
+   * for each run. */
   int32_t reuse_temps;
-  /* 0 (default): no limit. Otherwise a run whose temporaries' arena would exceed this
-   * many bytes fails with RESOURCE_EXHAUSTED before any kernel runs. */
+  /* 0 (default): no limit. Otherwise a run whose temporaries (arena and outputs) would
+   * exceed this many bytes fails with RESOURCE_EXHAUSTED before any kernel runs. */
   uint64_t max_temp_bytes;
 } kiln_session_options;
 
@@ -250,9 +251,9 @@ KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
 
 typedef struct kiln_session_stats {
   uint64_t runs;       /* successful runs */
-  uint64_t temp_bytes; /* bytes of temporaries currently held (the entries' arenas) */
-  /* Arenas of temporaries allocated so far, one at a time per entry (a reused one is not
-   * counted) */
+  uint64_t temp_bytes; /* bytes of temporaries currently held (arenas and outputs) */
+  /* Blocks of temporaries allocated so far: an entry's arena, and each of its outputs (a
+   * reused one is not counted) */
   uint64_t temp_allocations;
   uint64_t state_bytes; /* bytes of memory held for states (kept after a clear) */
   /* Batch rows kiln_session_gather_states has moved so far: per gather, the rows i whose
