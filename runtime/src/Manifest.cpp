@@ -158,6 +158,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
   if (e.outputs.empty() && e.writtenStates.empty())
     invalid(at(epath, key::kOutputs),
             "an entry needs at least one output, unless it creates or writes a state");
+  checkLiveRanges(e, epath);
   resolveDims(e, epath);
   return e;
 }

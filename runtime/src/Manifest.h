@@ -74,6 +74,8 @@ struct BufferDesc {
   // The buffer whose strides this one uses: itself or a view it views (a view without
   // strides of a strided view keeps that view's strides); -1 when dense in its own shape.
   int strideSource = -1;
+  // Temp: the first and last step that touch its memory, inclusive ("live").
+  int firstStep = -1, lastStep = -1;
 
   std::string describe() const; // "[B, 4, P+1, 32]"
 };

@@ -12,6 +12,7 @@
 #include "ManifestJson.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace kiln::rt {
 
@@ -33,6 +34,20 @@ static void getViewLayout(const Json &object, BufferDesc &b, const std::string &
       b.strides.push_back(
           getDimItem(items[k], at(path, key::kStrides, k), true, "stride"));
   }
+}
+
+/// A temp's "live": [first, last], two step indices, first <= last (checkLiveRanges
+/// checks them against the steps once they are parsed).
+static void getLiveRange(const Json &object, BufferDesc &b, const std::string &path) {
+  std::string lpath = at(path, key::kLive);
+  const Json &live = member(object, key::kLive, path);
+  if (!live.isArray() || live.items().size() != 2)
+    invalid(lpath, "expected [first step, last step] (abi_version 2 gives every temp its "
+                   "live range)");
+  b.firstStep = checkIndex(live.items()[0], INT32_MAX, cat(lpath, "[0]"), "steps");
+  b.lastStep = checkIndex(live.items()[1], INT32_MAX, cat(lpath, "[1]"), "steps");
+  if (b.firstStep > b.lastStep)
+    invalid(lpath, cat("first step ", b.firstStep, " is after last step ", b.lastStep));
 }
 
 /// The index key of each kind with one, how many things it may index, and what.
@@ -85,6 +100,10 @@ BufferDesc getBuffer(const Json &object, const std::string &path,
     for (const char *viewKey : {key::kOffset, key::kStrides})
       if (object.find(viewKey))
         invalid(at(path, viewKey), cat("only a view has \"", viewKey, "\""));
+  if (b.kind == BufferKind::Temp)
+    getLiveRange(object, b, path);
+  else if (object.find(key::kLive))
+    invalid(at(path, key::kLive), "only a temp has a live range");
   return b;
 }
 
@@ -281,6 +300,32 @@ void checkSteps(EntryDesc &e, const std::vector<std::string> &kernels,
     if (!written[e.buffers[e.outputs[i].buffer].root])
       invalid(at(path, key::kOutputs, i),
               cat("output '", e.outputs[i].name, "' is never written by any step"));
+}
+
+void checkLiveRanges(const EntryDesc &e, const std::string &path) {
+  for (size_t i = 0; i < e.buffers.size(); ++i)
+    if (e.buffers[i].kind == BufferKind::Temp &&
+        size_t(e.buffers[i].lastStep) >= e.steps.size())
+      invalid(at(at(path, key::kBuffers, i), key::kLive),
+              cat("live range [", e.buffers[i].firstStep, ", ", e.buffers[i].lastStep,
+                  "] ends past the last step (the entry has ", e.steps.size(),
+                  " steps)"));
+  auto check = [&](int buffer, size_t step, const std::string &where) {
+    int root = e.buffers[buffer].root;
+    const BufferDesc &r = e.buffers[root];
+    if (r.kind == BufferKind::Temp && (int(step) < r.firstStep || int(step) > r.lastStep))
+      invalid(at(at(path, key::kBuffers, root), key::kLive),
+              cat("live range [", r.firstStep, ", ", r.lastStep, "] does not cover ",
+                  where, ", which uses buffers[", buffer, "]"));
+  };
+  for (size_t s = 0; s < e.steps.size(); ++s)
+    for (int arg : e.steps[s].args)
+      check(arg, s, cat("steps[", s, "]"));
+  // checkSteps has made sure a step writes every output, so there is a last step.
+  for (size_t i = 0; i < e.outputs.size() && !e.steps.empty(); ++i)
+    check(e.outputs[i].buffer, e.steps.size() - 1,
+          cat("the last step (steps[", e.steps.size() - 1, "]) for output '",
+              e.outputs[i].name, "'"));
 }
 
 } // namespace kiln::rt

@@ -40,6 +40,11 @@ void checkBufferConsistency(const EntryDesc &e, const std::vector<TensorDesc> &p
 void checkSteps(EntryDesc &e, const std::vector<std::string> &kernels,
                 const std::string &path);
 
+/// A temp's "live" range must lie within the steps, cover every step that touches its
+/// memory (itself or through a view) and, for an output's memory, run to the last step:
+/// the session lets temps whose ranges do not overlap share bytes.
+void checkLiveRanges(const EntryDesc &e, const std::string &path);
+
 /// Assigns a slot to every name bound by an input's shape, a state buffer's shape (one
 /// without "create") or a value_dim input, and checks every other use is bound.
 void resolveDims(EntryDesc &e, const std::string &path);

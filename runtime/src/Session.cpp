@@ -1,4 +1,4 @@
-// Session.cpp - one run: bind dims, size and allocate buffers, call the kernels in order.
+// Session.cpp - one run: bind dims, size and place buffers, call the kernels in order.
 #include "Session.h"
 
 #include "DType.h"
@@ -45,7 +45,49 @@ int64_t evaluateSize(const EntryDesc &e, const std::vector<int64_t> &values,
   return v;
 }
 
+// The dimension slots `expr` reads, as bits; every bit for a slot past 63.
+uint64_t slotsOf(const DimExpr &expr) {
+  uint64_t slots = 0;
+  for (size_t i = 0; i < expr.names().size(); ++i) {
+    int slot = expr.slotOfName(i);
+    slots |= slot >= 0 && slot < 64 ? uint64_t(1) << slot : ~uint64_t(0);
+  }
+  return slots;
+}
+
+// Per buffer, the dimension slots its evaluated shape, strides, offset and view check
+// read: its own shape, the strides it uses, the offsets along its chain of views and its
+// root's shape.
+std::vector<uint64_t> slotsReadByBuffer(const EntryDesc &e) {
+  std::vector<uint64_t> read(e.buffers.size(), 0);
+  for (size_t b = 0; b < e.buffers.size(); ++b) {
+    const BufferDesc &buf = e.buffers[b];
+    for (size_t v : {b, size_t(buf.root)})
+      for (const DimExpr &d : e.buffers[v].dims)
+        read[b] |= slotsOf(d);
+    if (buf.strideSource >= 0)
+      for (const DimExpr &d : e.buffers[buf.strideSource].strides)
+        read[b] |= slotsOf(d);
+    for (size_t v = b; e.buffers[v].kind == BufferKind::View;
+         v = size_t(e.buffers[v].index))
+      read[b] |= slotsOf(e.buffers[v].offset);
+  }
+  return read;
+}
+
 } // namespace
+
+// The dimension slots whose values differ from those the entry's buffers were last
+// planned for, as bits: every bit when nothing (or a failed plan) came before.
+uint64_t Session::changedSlots(const EntryState &st) {
+  if (!st.planned)
+    return kAllSlots;
+  uint64_t changed = 0;
+  for (size_t i = 0; i < st.dimValues.size(); ++i)
+    if (st.dimValues[i] != st.plannedDims[i])
+      changed |= i < 64 ? uint64_t(1) << i : kAllSlots;
+  return changed;
+}
 
 Session::Session(const Model *model, const Weights *weights,
                  const kiln_session_options &options)
@@ -79,14 +121,27 @@ Session::EntryState &Session::state(int entry) {
     st->offsets.resize(n);
     st->halideDims.resize(n);
     st->halideBuffers.resize(n);
-    st->temps.resize(n);
+    st->arenaOffsets.resize(n);
+    st->outputBlocks.resize(n);
+    // An output's memory is the caller's to read until the next run, which may take it
+    // as an input: it stays out of the arena, whose bytes that run reuses.
+    for (const TensorDesc &out : e.outputs) {
+      size_t root = size_t(e.buffers[out.buffer].root);
+      if (e.buffers[root].kind == BufferKind::Temp && !st->outputBlocks[root])
+        st->outputBlocks[root] = std::make_unique<TempBlock>();
+    }
+    std::vector<LiveRange> ranges;
     for (size_t b = 0; b < n; ++b) {
       st->shapes[b].resize(e.buffers[b].dims.size());
       st->strides[b].resize(e.buffers[b].dims.size());
       st->halideDims[b].resize(e.buffers[b].dims.size());
-      if (e.buffers[b].kind == BufferKind::Temp)
-        st->temps[b] = std::make_unique<TempBlock>();
+      if (e.buffers[b].kind == BufferKind::Temp && !st->outputBlocks[b]) {
+        st->temps.push_back(b);
+        ranges.push_back({e.buffers[b].firstStep, e.buffers[b].lastStep});
+      }
     }
+    st->arenaPlanner = std::make_unique<ArenaPlanner>(ranges);
+    st->slotsRead = slotsReadByBuffer(e);
     entries_[entry] = std::move(st);
   }
   return *entries_[entry];
@@ -111,11 +166,19 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     weights_->checkUnchanged();
   std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, count);
   bindAllDims(e, st, byInput);
-  evaluateShapes(e, st, byInput);
-  evaluateLayouts(e, st);
+  if (uint64_t changed = changedSlots(st)) {
+    st.planned = false; // until every check of the new values has passed
+    evaluateShapes(e, st, byInput, changed);
+    evaluateLayouts(e, st, changed);
+    planTemps(e, st);
+    describeBuffers(e, st, changed);
+    st.appends = appendsOf(e, st);
+    st.plannedDims = st.dimValues;
+    st.planned = true;
+  }
+  states_.checkShapes(e, st.shapes, st.dimValues); // the states change between runs
   allocateTemps(e, st);
-  std::vector<StateSet::Append> appends = appendsOf(e, st);
-  states_.checkAppends(e, appends);
+  states_.checkAppends(e, st.appends);
 
   // From here on the entry's states change; a failure leaves them half-written.
   try {
@@ -126,7 +189,7 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     states_.forgetWritten(entry);
     throw;
   }
-  states_.recordAppends(appends);
+  states_.recordAppends(st.appends);
 
   for (const TensorDesc &out : e.outputs) {
     const BufferDesc &root = e.buffers[e.buffers[out.buffer].root];
@@ -162,8 +225,11 @@ void Session::clearStates() {
 }
 
 void Session::evaluateShapes(const EntryDesc &e, EntryState &st,
-                             const std::vector<const kiln_tensor *> &inputs) {
+                             const std::vector<const kiln_tensor *> &inputs,
+                             uint64_t changed) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
+    if (!st.reads(b, changed))
+      continue;
     const BufferDesc &buf = e.buffers[b];
     std::vector<int64_t> &shape = st.shapes[b];
     for (size_t d = 0; d < buf.dims.size(); ++d)
@@ -190,7 +256,6 @@ void Session::evaluateShapes(const EntryDesc &e, EntryState &st,
              " (inconsistent manifest)");
     }
   }
-  states_.checkShapes(e, st.shapes, st.dimValues);
   for (const TensorDesc &out : e.outputs) {
     for (size_t d = 0; d < out.dims.size(); ++d) {
       int64_t v = evaluateSize(e, st.dimValues, out.dims[d],
@@ -205,8 +270,10 @@ void Session::evaluateShapes(const EntryDesc &e, EntryState &st,
 
 // Every buffer's element strides and offset in the memory of its root, and the check that
 // each view's elements lie inside that memory.
-void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
+void Session::evaluateLayouts(const EntryDesc &e, EntryState &st, uint64_t changed) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
+    if (!st.reads(b, changed))
+      continue;
     const BufferDesc &buf = e.buffers[b];
     std::vector<int64_t> &strides = st.strides[b];
     const std::vector<int64_t> &shape = st.shapes[b];
@@ -238,7 +305,7 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
   }
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     const BufferDesc &buf = e.buffers[b];
-    if (buf.kind != BufferKind::View)
+    if (buf.kind != BufferKind::View || !st.reads(b, changed))
       continue;
     int64_t offset = 0;
     for (size_t v = b; e.buffers[v].kind == BufferKind::View;
@@ -272,32 +339,51 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st) {
   }
 }
 
+// Offsets in the entry's arena from its temps' live ranges (ArenaPlan.h).
+void Session::planTemps(const EntryDesc &e, EntryState &st) {
+  std::vector<uint64_t> bytes;
+  for (size_t b : st.temps)
+    bytes.push_back(uint64_t(elementCount(st.shapes[b])) *
+                    kiln_dtype_size(e.buffers[b].dtype));
+  if (bytes == st.tempBytes)
+    return; // only views or states changed shape
+  ArenaPlan plan = st.arenaPlanner->plan(bytes);
+  st.tempBytes = std::move(bytes);
+  for (size_t t = 0; t < st.temps.size(); ++t)
+    st.arenaOffsets[st.temps[t]] = plan.offsets[t];
+  st.arenaBytes = plan.bytes;
+}
+
+// The arena, and a block of its own for each output's temp.
 void Session::allocateTemps(const EntryDesc &e, EntryState &st) {
-  uint64_t total = 0;
+  auto bytesOf = [&](size_t b) {
+    return uint64_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
+  };
+  uint64_t total = st.arenaBytes;
   for (size_t b = 0; b < e.buffers.size(); ++b)
-    if (e.buffers[b].kind == BufferKind::Temp)
-      total += uint64_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
+    if (st.outputBlocks[b])
+      total += bytesOf(b);
   if (options_.max_temp_bytes && total > options_.max_temp_bytes)
     fail(KILN_STATUS_RESOURCE_EXHAUSTED, "entry '", e.name, "' needs ", total,
          " bytes of temporaries with ", formatBindings(e, st.dimValues),
          ", over the session's limit of ", options_.max_temp_bytes, " bytes");
-  for (size_t b = 0; b < e.buffers.size(); ++b) {
-    if (e.buffers[b].kind != BufferKind::Temp)
-      continue;
-    TempBlock &block = *st.temps[b];
+  auto reserve = [&](TempBlock &block, uint64_t bytes) {
     if (!options_.reuse_temps)
       block.reset();
-    size_t bytes =
-        size_t(elementCount(st.shapes[b])) * kiln_dtype_size(e.buffers[b].dtype);
-    if (block.reserve(bytes))
+    if (block.reserve(size_t(bytes)))
       ++stats_.temp_allocations;
-  }
+  };
+  reserve(st.arena, st.arenaBytes);
+  for (size_t b = 0; b < e.buffers.size(); ++b)
+    if (st.outputBlocks[b])
+      reserve(*st.outputBlocks[b], bytesOf(b));
 }
 
-void Session::bindBuffers(const EntryDesc &e, EntryState &st,
-                          const std::vector<const kiln_tensor *> &inputs) {
+// The Halide description of every buffer but its memory: shape, strides and type.
+void Session::describeBuffers(const EntryDesc &e, EntryState &st, uint64_t changed) {
   for (size_t b = 0; b < e.buffers.size(); ++b) {
-    const BufferDesc &buf = e.buffers[b];
+    if (!st.reads(b, changed))
+      continue;
     std::vector<halide_dimension_t> &dims = st.halideDims[b];
     const std::vector<int64_t> &shape = st.shapes[b];
     // Halide's dimension 0 is the innermost (last tensor) one; strides count elements.
@@ -307,9 +393,17 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
     }
     halide_buffer_t &hb = st.halideBuffers[b];
     hb = halide_buffer_t();
-    hb.type = halideType(buf.dtype);
+    hb.type = halideType(e.buffers[b].dtype);
     hb.dimensions = int32_t(shape.size());
     hb.dim = dims.data();
+  }
+}
+
+// The memory of every buffer for this run: the inputs', weights', states' and arena's.
+void Session::bindBuffers(const EntryDesc &e, EntryState &st,
+                          const std::vector<const kiln_tensor *> &inputs) {
+  for (size_t b = 0; b < e.buffers.size(); ++b) {
+    const BufferDesc &buf = e.buffers[b];
     const void *host = nullptr;
     switch (buf.kind) {
     case BufferKind::Input:
@@ -319,7 +413,8 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
       host = weights_->data(size_t(buf.index));
       break;
     case BufferKind::Temp:
-      host = st.temps[b]->data();
+      host = st.outputBlocks[b] ? st.outputBlocks[b]->data()
+                                : st.arena.bytes() + st.arenaOffsets[b];
       break;
     case BufferKind::State:
       host = states_.data(buf.index);
@@ -327,7 +422,9 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
     case BufferKind::View:
       break; // below, once every root has its memory
     }
+    halide_buffer_t &hb = st.halideBuffers[b];
     hb.host = static_cast<uint8_t *>(const_cast<void *>(host ? host : emptyStorage));
+    hb.flags = 0;
   }
   for (size_t b = 0; b < e.buffers.size(); ++b) {
     if (e.buffers[b].kind != BufferKind::View)
@@ -484,10 +581,11 @@ kiln_session_stats Session::stats() const {
   kiln_session_stats s = stats_;
   s.temp_bytes = 0;
   for (const auto &st : entries_)
-    if (st)
-      for (const auto &block : st->temps)
-        if (block)
-          s.temp_bytes += block->capacity();
+    if (st) {
+      s.temp_bytes += st->arena.capacity();
+      for (const auto &block : st->outputBlocks)
+        s.temp_bytes += block ? block->capacity() : 0;
+    }
   s.state_bytes = states_.bytes();
   s.state_rows_copied = states_.rowsCopied();
   return s;

@@ -7,6 +7,7 @@
 #ifndef KILN_RUNTIME_SESSION_H
 #define KILN_RUNTIME_SESSION_H
 
+#include "ArenaPlan.h"
 #include "Model.h"
 #include "States.h"
 #include "TempBlock.h"
@@ -63,16 +64,37 @@ public:
   void leave() const { busy_.store(false, std::memory_order_release); }
 
 private:
-  // Per-entry scratch, kept between runs so a steady-state run does not allocate.
+  static constexpr uint64_t kAllSlots = ~uint64_t(0);
+  // Per-entry scratch, kept between runs so a steady-state run does not allocate. The
+  // shapes, layouts and arena offsets depend on the bound dimensions only: they are
+  // evaluated once per set of dimension values and reused while the values repeat; when
+  // some values change (a decoding step's position), only the buffers that read them
+  // are evaluated again.
   struct EntryState {
     std::vector<int64_t> dimValues;
-    std::vector<std::vector<int64_t>> shapes;  // per buffer
-    std::vector<std::vector<int64_t>> strides; // per buffer, in its root's elements
-    std::vector<int64_t> offsets;              // per buffer, in its root's elements
+    std::vector<int64_t> plannedDims; // what the members below were evaluated for
+    bool planned = false;             // false: evaluate every buffer on the next run
+    std::vector<uint64_t> slotsRead;  // per buffer: the dimension slots it reads, as bits
+    // Whether buffer b must be evaluated again for the slots in `changed`: kAllSlots
+    // evaluates every buffer, static ones included.
+    bool reads(size_t b, uint64_t changed) const {
+      return changed == kAllSlots || (slotsRead[b] & changed) != 0;
+    }
+    std::vector<std::vector<int64_t>> shapes;   // per buffer
+    std::vector<std::vector<int64_t>> strides;  // per buffer, in its root's elements
+    std::vector<int64_t> offsets;               // per buffer, in its root's elements
+    std::vector<size_t> temps;                  // the temps in the arena, in order
+    std::unique_ptr<ArenaPlanner> arenaPlanner; // for their live ranges
+    std::vector<uint64_t> tempBytes;            // per temp: its size in the current plan
+    std::vector<uint64_t> arenaOffsets; // per buffer, in bytes; used by temps only
+    uint64_t arenaBytes = 0;
     std::vector<std::vector<halide_dimension_t>> halideDims; // per buffer, reversed
-    std::vector<halide_buffer_t> halideBuffers;
-    std::vector<std::unique_ptr<TempBlock>>
-        temps; // per buffer; used by temp buffers only
+    std::vector<halide_buffer_t> halideBuffers; // all but host set when planned
+    std::vector<StateSet::Append> appends;      // the positions a run writes
+    TempBlock arena; // every temp of the entry but the outputs', at arenaOffsets
+    // Per buffer: the memory of an output's temp, which the next run must not reuse;
+    // null for any other buffer.
+    std::vector<std::unique_ptr<TempBlock>> outputBlocks;
     std::vector<void *> argv;
   };
   struct Output {
@@ -85,10 +107,14 @@ private:
   EntryState &state(int entry);
   void bindAllDims(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
+  static uint64_t changedSlots(const EntryState &st);
+  // Evaluate (describe) the buffers that read a slot in `changed`.
   void evaluateShapes(const EntryDesc &e, EntryState &st,
-                      const std::vector<const kiln_tensor *> &inputs);
-  void evaluateLayouts(const EntryDesc &e, EntryState &st);
+                      const std::vector<const kiln_tensor *> &inputs, uint64_t changed);
+  void evaluateLayouts(const EntryDesc &e, EntryState &st, uint64_t changed);
+  void planTemps(const EntryDesc &e, EntryState &st);
   void allocateTemps(const EntryDesc &e, EntryState &st);
+  void describeBuffers(const EntryDesc &e, EntryState &st, uint64_t changed);
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
   std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;

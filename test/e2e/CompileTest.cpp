@@ -174,7 +174,7 @@ TEST(CompileTest, ManifestEscapesNamesAndListsEveryBuffer) {
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(*c.result);
   ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError()) << "\n" << *c.result;
   const llvm::json::Object &root = *json->getAsObject();
-  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 1);
+  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 2);
   EXPECT_EQ(root.getString("model").getValueOr(""), "e2e_unary");
   const llvm::json::Object &entry = *(*root.getArray("entries"))[0].getAsObject();
   const llvm::json::Object &input = *(*entry.getArray("inputs"))[0].getAsObject();
@@ -184,6 +184,16 @@ TEST(CompileTest, ManifestEscapesNamesAndListsEveryBuffer) {
   EXPECT_EQ(entry.getArray("buffers")->size(), 4u);
   EXPECT_EQ(entry.getArray("steps")->size(), 3u);
   EXPECT_EQ(root.getArray("kernels")->size(), 3u);
+  // Temp i is written by step i - 1, and all three are outputs, read after the run:
+  // every range runs to the last step.
+  for (size_t i = 1; i < 4; ++i) {
+    const llvm::json::Array *live =
+        (*entry.getArray("buffers"))[i].getAsObject()->getArray("live");
+    ASSERT_TRUE(live && live->size() == 2) << "buffers[" << i << "] has no live range";
+    EXPECT_EQ((*live)[0].getAsInteger().getValueOr(-1), int64_t(i) - 1)
+        << "buffers[" << i << "]";
+    EXPECT_EQ((*live)[1].getAsInteger().getValueOr(-1), 2) << "buffers[" << i << "]";
+  }
 }
 
 TEST(CompileTest, HalideErrorsBecomeMessages) {

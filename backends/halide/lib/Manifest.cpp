@@ -76,6 +76,11 @@ void writeBuffer(OStream &json, const BufferPlan &buffer) {
   }
   if (buffer.kind == BufferPlan::Kind::State && buffer.create)
     json.attribute(key::kCreate, true);
+  if (buffer.kind == BufferPlan::Kind::Temp)
+    json.attributeArray(key::kLive, [&] {
+      json.value(buffer.firstStep);
+      json.value(buffer.lastStep);
+    });
 }
 
 void writeStep(OStream &json, const StepPlan &step) {

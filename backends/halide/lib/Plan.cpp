@@ -438,6 +438,7 @@ LogicalResult Planner::planEntry(FuncOp func) {
   for (Operation &op : func.front())
     if (failed(planOp(entry, func, op)))
       return failure();
+  planLifetimes(entry);
   plan_.entries.push_back(std::move(entry));
   return success();
 }

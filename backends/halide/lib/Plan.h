@@ -64,6 +64,10 @@ struct BufferPlan {
   /// merges make them where every reader takes one (Plan.cpp). The innermost stride of
   /// every strided view is 1.
   SymShape strides;
+  /// Temp: the steps (indices into EntryPlan::steps) that first and last touch its
+  /// memory, itself or through a view, inclusive; an output's runs to the last step. The
+  /// runtime lets temporaries whose ranges do not overlap share bytes.
+  int firstStep = -1, lastStep = -1;
 
   bool isStrided() const { return !strides.empty(); }
 };

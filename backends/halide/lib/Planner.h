@@ -30,6 +30,10 @@ SymShape denseStrides(llvm::ArrayRef<SymDim> shape);
 /// `a * b`, folded where both are static.
 SymDim multiplyDims(const SymDim &a, const SymDim &b);
 
+/// Sets each temporary's live range (BufferPlan::firstStep, lastStep) from the entry's
+/// steps and outputs, once they are all planned (PlanLifetimes.cpp).
+void planLifetimes(EntryPlan &entry);
+
 /// Builds the plan of one model; one instance per planModel call.
 class Planner {
 public:

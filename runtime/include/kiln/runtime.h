@@ -47,8 +47,9 @@ extern "C" {
 #endif
 
 /* The model ABI this runtime understands (kiln_model_abi_version() of a compiled model).
+ * 2: every temporary carries its live range, and an entry's temporaries share one arena.
  */
-#define KILN_MODEL_ABI_VERSION 1
+#define KILN_MODEL_ABI_VERSION 2
 
 /* ---- Status ------------------------------------------------------------------------ */
 
@@ -209,11 +210,13 @@ KILN_API kiln_status *kiln_safetensors_write(const char *path, const kiln_tensor
 typedef struct kiln_session kiln_session;
 
 typedef struct kiln_session_options {
-  /* Nonzero (default): temporaries are kept across runs and grown only when a run needs
-   * more. Zero: they are allocated for each run and freed after it. */
+  /* Nonzero (default): an entry's temporaries (one arena per entry, shared by the
+   * temporaries whose live ranges do not overlap, and one block per output) are kept
+   * across runs and grown only when a run needs more. Zero: they are allocated afresh
+   * for each run. */
   int32_t reuse_temps;
-  /* 0 (default): no limit. Otherwise a run whose temporaries would exceed this many bytes
-   * fails with RESOURCE_EXHAUSTED before any kernel runs. */
+  /* 0 (default): no limit. Otherwise a run whose temporaries (arena and outputs) would
+   * exceed this many bytes fails with RESOURCE_EXHAUSTED before any kernel runs. */
   uint64_t max_temp_bytes;
 } kiln_session_options;
 
@@ -248,9 +251,10 @@ KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
 
 typedef struct kiln_session_stats {
   uint64_t runs;       /* successful runs */
-  uint64_t temp_bytes; /* bytes of temporaries currently held */
-  uint64_t
-      temp_allocations; /* temporaries allocated so far (a reused one is not counted) */
+  uint64_t temp_bytes; /* bytes of temporaries currently held (arenas and outputs) */
+  /* Blocks of temporaries allocated so far: an entry's arena, and each of its outputs (a
+   * reused one is not counted) */
+  uint64_t temp_allocations;
   uint64_t state_bytes; /* bytes of memory held for states (kept after a clear) */
   /* Batch rows kiln_session_gather_states has moved so far: per gather, the rows i whose
    * source is another row (rows[i] != i, or i >= the old batch), counted once however

@@ -248,7 +248,7 @@ TEST_F(PlanStates, ReturnedPrefixIsCopiedOutDense) {
       << errors;
   const Object &step = entry("step");
   EXPECT_EQ(str(&buffer(step, 4)),
-            R"({"dtype":"f32","kind":"temp","shape":["B",2,"P+1",4]})");
+            R"({"dtype":"f32","kind":"temp","live":[1,1],"shape":["B",2,"P+1",4]})");
   EXPECT_EQ(str((*step.getArray("steps"))[1].getAsObject()->get("args")), "[3,4]");
   EXPECT_EQ(kernelName(1), "kiln_m_k1_copy");
   EXPECT_EQ(
@@ -268,7 +268,7 @@ TEST_F(PlanStates, SliceOfAPrefixIsAKernelNotAView) {
 )mlir"))
       << errors;
   EXPECT_EQ(str(&buffer(entry("step"), 4)),
-            R"({"dtype":"f32","kind":"temp","shape":["B",2,1,4]})");
+            R"({"dtype":"f32","kind":"temp","live":[1,1],"shape":["B",2,1,4]})");
   EXPECT_EQ(kernelName(1), "kiln_m_k1_slice");
 }
 

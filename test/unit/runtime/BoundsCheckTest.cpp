@@ -15,7 +15,7 @@ namespace {
 
 // One entry: ids i32 [N] with bounds LO..HI (as JSON text) and n64 i64 [N] with [0, "N"].
 std::unique_ptr<Manifest> manifestWithBounds(const std::string &bounds) {
-  return parseManifest(R"({"abi_version": 1, "model": "m", "kernels": ["k"], "entries": [{
+  return parseManifest(R"({"abi_version": 2, "model": "m", "kernels": ["k"], "entries": [{
     "name": "e",
     "inputs": [{"name": "ids", "dtype": "i32", "shape": ["N"], "bounds": )" +
                        bounds + R"(,
@@ -23,7 +23,7 @@ std::unique_ptr<Manifest> manifestWithBounds(const std::string &bounds) {
                {"name": "n64", "dtype": "i64", "shape": ["N"], "bounds": [0, "N"]}],
     "outputs": [{"name": "y", "dtype": "i32", "shape": ["N"], "buffer": 1}],
     "buffers": [{"dtype": "i32", "shape": ["N"], "kind": "input", "input": 0},
-                {"dtype": "i32", "shape": ["N"], "kind": "temp"}],
+                {"dtype": "i32", "shape": ["N"], "kind": "temp", "live": [0, 0]}],
     "steps": [{"kernel": 0, "args": [0, 1]}]}]})");
 }
 

@@ -27,7 +27,7 @@ std::string manyKeys(size_t count, const std::string &extra = "") {
 /// A one-entry manifest whose temp buffer and output have the shape [`dim`].
 std::string manifestWithDim(const std::string &dim) {
   std::string quoted = quoteJson(dim);
-  return R"({"abi_version": 1, "model": "m", "target": "host", "parameters": [],
+  return R"({"abi_version": 2, "model": "m", "target": "host", "parameters": [],
     "kernels": ["k"],
     "entries": [{"name": "f",
       "inputs": [{"name": "x", "dtype": "f32", "shape": ["B"], "buffer": 0}],
@@ -35,7 +35,7 @@ std::string manifestWithDim(const std::string &dim) {
          quoted + R"(], "buffer": 1}],
       "buffers": [{"dtype": "f32", "shape": ["B"], "kind": "input", "input": 0},
                   {"dtype": "f32", "shape": [)" +
-         quoted + R"(], "kind": "temp"}],
+         quoted + R"(], "kind": "temp", "live": [0, 0]}],
       "steps": [{"kernel": 0, "args": [0, 1]}]}]})";
 }
 

@@ -12,7 +12,7 @@ namespace {
 // A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
 // it with textual replacements.
 const std::string kGood = R"({
-  "abi_version": 1, "model": "m", "target": "host",
+  "abi_version": 2, "model": "m", "target": "host",
   "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
   "kernels": ["mm", "copy"],
   "entries": [{
@@ -23,7 +23,7 @@ const std::string kGood = R"({
     "buffers": [
       {"dtype": "f32", "shape": ["B", "S", 8], "kind": "input", "input": 0},
       {"dtype": "f32", "shape": [8, 8], "kind": "parameter", "parameter": 0},
-      {"dtype": "f32", "shape": ["B", "S", 8], "kind": "temp"},
+      {"dtype": "f32", "shape": ["B", "S", 8], "kind": "temp", "live": [0, 0]},
       {"dtype": "f32", "shape": ["B*S", 8], "kind": "view", "view_of": 2}
     ],
     "steps": [{"kernel": 0, "args": [0, 1, 2]}]
@@ -76,9 +76,9 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
   auto [abiCode, abiMessage] =
-      failure(replaced(kGood, "\"abi_version\": 1", "\"abi_version\": 7"));
+      failure(replaced(kGood, "\"abi_version\": 2", "\"abi_version\": 1"));
   EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
-  EXPECT_EQ(abiMessage, "manifest abi_version is 7; this runtime supports 1");
+  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 2");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {
@@ -169,8 +169,10 @@ TEST(Manifest, RejectsInconsistentBuffers) {
 TEST(Manifest, RejectsUnboundDimensions) {
   expectInvalid(
       replaced(kGood,
-               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\"}",
-               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\"}"),
+               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 8], \"kind\": \"temp\", "
+               "\"live\": [0, 0]}",
+               "{\"dtype\": \"f32\", \"shape\": [\"B\", \"T\", 8], \"kind\": \"temp\", "
+               "\"live\": [0, 0]}"),
       "entries[0] ('forward').buffers[2]: dimension 'T' in \"T\" is not bound (no "
       "input, and no state buffer without \"create\", has a shape item that is "
       "exactly 'T', and no input has \"value_dim\": \"T\")");
@@ -304,7 +306,7 @@ TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
 // prefix [B, P+1, 8] out of a strided view.
 
 const std::string kStates = R"({
-  "abi_version": 1, "model": "m", "kernels": ["copy"],
+  "abi_version": 2, "model": "m", "kernels": ["copy"],
   "states": [{"name": "kv", "dtype": "f32", "rank": 3}],
   "entries": [
    {"name": "start",
@@ -325,7 +327,7 @@ const std::string kStates = R"({
       {"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0},
       {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 1, "offset": "P*8", "strides": ["T*8", 8, 1]},
       {"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "view", "view_of": 1, "strides": ["T*8", 8, 1]},
-      {"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"}],
+      {"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]}],
     "steps": [{"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]}]}
   ]
 })";
@@ -361,9 +363,10 @@ TEST(Manifest, StatesValueDimsAndStridedViewsParse) {
   EXPECT_EQ(step.buffers[3].strides[0].text(), "T*8");
 
   // A view without strides of a strided view of its rank keeps that view's strides.
-  m = parseManifest(
-      replaced(kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
-               R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
+  m = parseManifest(replaced(
+      kStates,
+      R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]})",
+      R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]},
                                 {"dtype": "f32", "shape": ["B", 1, 8], "kind": "view", "view_of": 2, "offset": 8})"));
   EXPECT_EQ(m->entries[1].buffers[5].strideSource, 2);
   EXPECT_EQ(m->entries[1].buffers[5].root, 1);
@@ -408,7 +411,8 @@ TEST(Manifest, RejectsBadStateBuffers) {
       "of rank 3");
   expectInvalid(
       replaced(
-          kStates, R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
+          kStates,
+          R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]})",
           R"({"dtype": "f32", "shape": ["B", "T", 8], "kind": "state", "state": 0})"),
       "entries[1] ('step').buffers[4]: state 'kv' already has buffers[1] in this "
       "entry (an entry has at most one buffer per state)");
@@ -470,12 +474,14 @@ TEST(Manifest, RejectsStridedViewsThatCannotWork) {
                 "[64, 8, 1] from offset 0 reaches element 71 but buffers[1] has 64");
   EXPECT_NO_THROW(parseManifest(replaced(fixed, "[64, 8, 1]", "[32, 8, 1]")));
   // A view without strides of a strided view of another rank.
-  expectInvalid(replaced(kStates,
-                         R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"})",
-                         R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp"},
+  expectInvalid(
+      replaced(
+          kStates,
+          R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]})",
+          R"({"dtype": "f32", "shape": ["B", "P+1", 8], "kind": "temp", "live": [1, 1]},
                             {"dtype": "f32", "shape": ["B", 8], "kind": "view", "view_of": 2})"),
-                "entries[1] ('step').buffers[5]: view of rank 2 without strides views "
-                "buffers[2], a strided view of rank 3; give it its own strides");
+      "entries[1] ('step').buffers[5]: view of rank 2 without strides views "
+      "buffers[2], a strided view of rank 3; give it its own strides");
   // Outputs are dense tensors.
   expectInvalid(
       replaced(kStates, R"("buffer": 4}])", R"("buffer": 3}])"),
@@ -519,9 +525,10 @@ TEST(Manifest, RejectsBadValueDims) {
 
 TEST(Manifest, StepsMayReadAndWriteStates) {
   // A state holds data before the first step: a step may read it straight away.
-  EXPECT_NO_THROW(parseManifest(
+  EXPECT_NO_THROW(parseManifest(replaced(
       replaced(kStates, R"({"kernel": 0, "args": [0, 2]}, {"kernel": 0, "args": [3, 4]})",
-               R"({"kernel": 0, "args": [3, 4]})")));
+               R"({"kernel": 0, "args": [3, 4]})"),
+      R"("live": [1, 1])", R"("live": [0, 0])")));
   // An entry that only creates its state (zero-filled) needs no output and no step.
   auto m = parseManifest(replaced(
       kStates, R"("steps": [{"kernel": 0, "args": [0, 2]}]},)", R"("steps": []},)"));
@@ -537,4 +544,40 @@ TEST(Manifest, StepsMayReadAndWriteStates) {
           R"("steps": [{"kernel": 0, "args": [3, 4]}]})"),
       "entries[1] ('step').outputs: an entry needs at least one output, unless it "
       "creates or writes a state");
+}
+
+// Temps share arena bytes by their live ranges, so a range that misses a use would let
+// two live temporaries overlap: the parser rejects it.
+TEST(Manifest, RejectsLiveRangesThatMissAUse) {
+  const std::string temp = R"("kind": "temp", "live": [0, 0]})";
+  expectInvalid(replaced(kGood, temp, R"("kind": "temp"})"),
+                "entries[0] ('forward').buffers[2]: missing \"live\"");
+  expectInvalid(replaced(kGood, temp, R"("kind": "temp", "live": [0]})"),
+                "entries[0] ('forward').buffers[2].live: expected [first step, last "
+                "step] (abi_version 2 gives every temp its live range)");
+  expectInvalid(replaced(kGood, temp, R"("kind": "temp", "live": [0, 1]})"),
+                "entries[0] ('forward').buffers[2].live: live range [0, 1] ends past the "
+                "last step (the entry has 1 steps)");
+  expectInvalid(replaced(kGood, temp, R"("kind": "temp", "live": [1, 0]})"),
+                "entries[0] ('forward').buffers[2].live: first step 1 is after last "
+                "step 0");
+  expectInvalid(replaced(kGood, R"("kind": "input", "input": 0})",
+                         R"("kind": "input", "input": 0, "live": [0, 0]})"),
+                "entries[0] ('forward').buffers[0].live: only a temp has a live range");
+  expectInvalid(replaced(kStates, R"("kind": "temp", "live": [1, 1]})",
+                         R"("kind": "temp", "live": [0, 0]})"),
+                "entries[1] ('step').buffers[4].live: live range [0, 0] does not cover "
+                "steps[1], which uses buffers[4]");
+  // The output y views temp 2; a later step must not be allowed to reuse its bytes.
+  std::string twoSteps = replaced(
+      replaced(kGood, R"({"kernel": 0, "args": [0, 1, 2]}])",
+               R"({"kernel": 0, "args": [0, 1, 2]}, {"kernel": 1, "args": [0, 4]}])"),
+      R"("kind": "view", "view_of": 2})",
+      R"("kind": "view", "view_of": 2},
+         {"dtype": "f32", "shape": ["B", "S", 8], "kind": "temp", "live": [1, 1]})");
+  expectInvalid(twoSteps, "entries[0] ('forward').buffers[2].live: live range [0, 0] "
+                          "does not cover the last step (steps[1]) for output 'y', "
+                          "which uses buffers[3]");
+  EXPECT_NO_THROW(
+      parseManifest(replaced(twoSteps, temp, R"("kind": "temp", "live": [0, 1]})")));
 }

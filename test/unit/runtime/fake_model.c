@@ -16,7 +16,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #ifndef FAKE_ABI_VERSION
-#define FAKE_ABI_VERSION 1
+#define FAKE_ABI_VERSION 2
 #endif
 
 /* forward:  z = view((x + y) * proj.weight + view(proj.bias)),  s = x + y
@@ -37,7 +37,7 @@
 #endif
 static const char *manifest =
     "{\n"
-    "  \"abi_version\": 1,\n"
+    "  \"abi_version\": 2,\n"
     "  \"model\": \"fake\",\n"
     "  \"target\": \"x86-64-linux\",\n"
     "  \"parameters\": [\n"
@@ -77,9 +77,12 @@ static const char *manifest =
     "        {\"dtype\": \"f32\", \"shape\": [2, 2], \"kind\": \"parameter\", "
     "\"parameter\": 1},\n"
     "        {\"dtype\": \"f32\", \"shape\": [4], \"kind\": \"view\", \"view_of\": 3},\n"
-    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\"},\n"
-    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\"},\n"
-    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\"},\n"
+    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\", "
+    "\"live\": [0, 2]},\n"
+    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\", "
+    "\"live\": [1, 2]},\n"
+    "        {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 4], \"kind\": \"temp\", "
+    "\"live\": [2, 2]},\n"
     "        {\"dtype\": \"f32\", \"shape\": [\"B*S\", 4], \"kind\": \"view\", "
     "\"view_of\": 7}\n"
     "      ],\n"
@@ -103,7 +106,8 @@ static const char *manifest =
     "      \"buffers\": [\n"
     "        {\"dtype\": \"i32\", \"shape\": [\"B\", \"T+1\"], \"kind\": \"input\", "
     "\"input\": 1},\n"
-    "        {\"dtype\": \"i64\", \"shape\": [\"B\", \"T+1\"], \"kind\": \"temp\"}\n"
+    "        {\"dtype\": \"i64\", \"shape\": [\"B\", \"T+1\"], \"kind\": \"temp\", "
+    "\"live\": [0, 0]}\n"
     "      ],\n"
     "      \"steps\": [{\"kernel\": 3, \"args\": [0, 1]}]\n"
     "    },\n"
@@ -116,7 +120,8 @@ static const char *manifest =
     "      \"buffers\": [\n"
     "        {\"dtype\": \"f32\", \"shape\": [\"N\"], \"kind\": \"input\", \"input\": "
     "0},\n"
-    "        {\"dtype\": \"f32\", \"shape\": [\"N\"], \"kind\": \"temp\"}\n"
+    "        {\"dtype\": \"f32\", \"shape\": [\"N\"], \"kind\": \"temp\", \"live\": [0, "
+    "0]}\n"
     "      ],\n"
     "      \"steps\": [{\"kernel\": 4, \"args\": [0, 1]}]\n"
     "    },\n"
@@ -137,7 +142,8 @@ static const char *manifest =
     "      \"buffers\": [\n"
     "        {\"dtype\": \"i32\", \"shape\": [\"B\", \"S\"], \"kind\": \"input\", "
     "\"input\": 0},\n"
-    "        {\"dtype\": \"i64\", \"shape\": [\"B\", \"S\"], \"kind\": \"temp\"}\n"
+    "        {\"dtype\": \"i64\", \"shape\": [\"B\", \"S\"], \"kind\": \"temp\", "
+    "\"live\": [0, 0]}\n"
     "      ],\n"
     "      \"steps\": [{\"kernel\": 3, \"args\": [0, 1]}]\n"
     "    }\n"

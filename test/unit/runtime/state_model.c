@@ -17,7 +17,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT const char *kiln_model_manifest(void) {
-  return "{\"abi_version\": 1, \"model\": \"stateful\", \"target\": \"host\",\n"
+  return "{\"abi_version\": 2, \"model\": \"stateful\", \"target\": \"host\",\n"
          " \"kernels\": [\"real_copy\"],\n"
          " \"states\": [{\"name\": \"cache\", \"dtype\": \"f32\", \"rank\": 2},\n"
          "            {\"name\": \"aux\", \"dtype\": \"f32\", \"rank\": 2}],\n"
@@ -62,7 +62,8 @@ EXPORT const char *kiln_model_manifest(void) {
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", "
          "\"view_of\": 1,"
          " \"strides\": [3, 1]},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\"}],\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\", "
+         "\"live\": [1, 1]}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": "
          "[3, 4]}]},\n"
          "  {\"name\": \"peek\",\n"
@@ -77,7 +78,8 @@ EXPORT const char *kiln_model_manifest(void) {
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"view\", "
          "\"view_of\": 0,"
          " \"strides\": [\"W\", 1]},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\"}],\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"P+1\"], \"kind\": \"temp\", "
+         "\"live\": [0, 0]}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [1, 2]}]},\n"
          "  {\"name\": \"whole\",\n"
          "   \"inputs\": [],\n"
@@ -105,10 +107,11 @@ EXPORT const char *kiln_model_manifest(void) {
          " \"strides\": [3, 1]},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"K\"], \"kind\": \"input\", "
          "\"input\": 1},\n"
-         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 2], \"kind\": \"temp\"}],\n"
+         "     {\"dtype\": \"f32\", \"shape\": [\"B\", 2], \"kind\": \"temp\", \"live\": "
+         "[1, 1]}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 2]}, {\"kernel\": 0, \"args\": "
          "[3, 4]}]}\n"
          " ]}\n";
 }
 
-EXPORT int kiln_model_abi_version(void) { return 1; }
+EXPORT int kiln_model_abi_version(void) { return 2; }

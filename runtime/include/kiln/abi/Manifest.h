@@ -98,7 +98,7 @@ inline constexpr const char kInputs[] = "inputs";
 inline constexpr const char kOutputs[] = "outputs";
 inline constexpr const char kBuffers[] = "buffers";
 inline constexpr const char kSteps[] = "steps";
-// Buffers: the index that goes with each kind, and a view's layout.
+// Buffers: the index that goes with each kind, a view's layout, a temp's live range.
 inline constexpr const char kKind[] = "kind";
 inline constexpr const char kInput[] = "input";
 inline constexpr const char kParameter[] = "parameter";
@@ -106,6 +106,7 @@ inline constexpr const char kViewOf[] = "view_of";
 inline constexpr const char kState[] = "state";
 inline constexpr const char kCreate[] = "create";
 inline constexpr const char kOffset[] = "offset";
+inline constexpr const char kLive[] = "live";
 inline constexpr const char kStrides[] = "strides";
 // Steps.
 inline constexpr const char kKernel[] = "kernel";

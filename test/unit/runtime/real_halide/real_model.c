@@ -3,7 +3,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT const char *kiln_model_manifest(void) {
-  return "{\"abi_version\": 1, \"model\": \"real\", \"target\": \"host\",\n"
+  return "{\"abi_version\": 2, \"model\": \"real\", \"target\": \"host\",\n"
          " \"parameters\": [{\"name\": \"scale\", \"dtype\": \"f32\", \"shape\": "
          "[16]}],\n"
          " \"kernels\": [\"real_scale\"],\n"
@@ -21,7 +21,7 @@ EXPORT const char *kiln_model_manifest(void) {
          "     {\"dtype\": \"f32\", \"shape\": [16], \"kind\": \"parameter\", "
          "\"parameter\": 0},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", 16], \"kind\": "
-         "\"temp\"}],\n"
+         "\"temp\", \"live\": [0, 0]}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]},\n"
          /* Feeds the kernel a w shorter than x's last dim: Halide's own bounds check
             fails. */
@@ -40,8 +40,8 @@ EXPORT const char *kiln_model_manifest(void) {
          "     {\"dtype\": \"f32\", \"shape\": [\"W\"], \"kind\": \"input\", \"input\": "
          "1},\n"
          "     {\"dtype\": \"f32\", \"shape\": [\"B\", \"S\", \"K\"], \"kind\": "
-         "\"temp\"}],\n"
+         "\"temp\", \"live\": [0, 0]}],\n"
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]}]}\n";
 }
 
-EXPORT int kiln_model_abi_version(void) { return 1; }
+EXPORT int kiln_model_abi_version(void) { return 2; }
