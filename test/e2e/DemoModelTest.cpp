@@ -64,8 +64,10 @@ static uint64_t separateTempBytes(const llvm::json::Value &manifest,
 }
 
 // The temps share one arena: the results still match the reference (above), and the
-// arena is well under the temps' bytes side by side, since most of them are dead before
-// the next one is written.
+// arena plus the output's own block is well under the temps' bytes side by side. Here it
+// is at the lower bound: 384 of the 768 columns of [B, S, ·] temps are live at once (the
+// feed-forward's 256-wide hidden layer beside its input and output), plus the
+// output's 64.
 TEST(DemoModelTest, TemporariesShareOneArena) {
   Harness h(KILN_DEMO_LIBRARY, buildDemo);
   ASSERT_TRUE(h.ok());
@@ -76,6 +78,6 @@ TEST(DemoModelTest, TemporariesShareOneArena) {
   llvm::Optional<llvm::json::Value> manifest = manifestOf(h.model());
   ASSERT_TRUE(manifest);
   uint64_t separate = separateTempBytes(*manifest, "forward", dims);
-  EXPECT_LT(stats.temp_bytes * 2, separate)
+  EXPECT_LT(stats.temp_bytes * 3, separate * 2)
       << "arena " << stats.temp_bytes << " bytes, temps side by side " << separate;
 }

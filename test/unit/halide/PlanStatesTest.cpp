@@ -442,7 +442,7 @@ TEST_F(PlanStates, PackedHeadsAreReadAndMergedInPlace) {
             R"("strides":["S*12",2,12,1],"view_of":8})");
   // The merged heads m are a temp; attention writes them through a permuted view.
   EXPECT_EQ(str(&buffer(encode, 13)),
-            R"({"dtype":"f32","kind":"temp","shape":["B","S",2,2]})");
+            R"({"dtype":"f32","kind":"temp","live":[1,1],"shape":["B","S",2,2]})");
   EXPECT_EQ(str(&buffer(encode, 14)),
             R"({"dtype":"f32","kind":"view","shape":["B",2,"S",2],)"
             R"("strides":["S*4",2,4,1],"view_of":13})");
