@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds Kiln and runs every test (lit + GoogleTest, through ctest). Installs missing
-# Debian packages first, so it works on a fresh machine; safe to run again.
+# Builds Kiln and runs every test (lit + GoogleTest, through ctest), then builds it again
+# with sanitizers and runs the suite once more. Installs missing Debian packages first, so
+# it works on a fresh machine; safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,5 +11,14 @@ cd "$(dirname "$0")/.."
 tools/install-deps.sh python3-torch python3-numpy clang-format-14 clang-14 libclang-rt-14-dev
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON >/dev/null
 cmake --build build -j"$(nproc)"
-cd build
-ctest --output-on-failure -j"$(nproc)"
+(cd build && ctest --output-on-failure -j"$(nproc)")
+
+# The suite again, with Kiln's runtime, compiler, tools and tests built under
+# AddressSanitizer and UndefinedBehaviorSanitizer, LeakSanitizer on: any finding fails its
+# test (README, "Sanitizers").
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON \
+  -DKILN_SANITIZE=address,undefined >/dev/null
+cmake --build build-sanitize -j"$(nproc)"
+cd build-sanitize
+ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1 \
+  UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$(nproc)"
