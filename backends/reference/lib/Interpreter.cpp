@@ -201,12 +201,15 @@ llvm::Error Evaluation::evaluateFusion(FusionOp fusion, const std::string &where
     auto it = values.find(operand);
     if (it == values.end())
       return makeError(where + " uses a value defined outside the entry's body");
-    values[argument] = it->second;
+    // A copy first: inserting may grow the map and move what `it` points to.
+    HostTensor value = it->second;
+    values[argument] = std::move(value);
   }
   for (Operation &op : body.without_terminator())
     if (llvm::Error e = evaluate(&op))
       return e;
-  values[fusion.getResult()] = values[fusion.yielded()];
+  HostTensor result = values.lookup(fusion.yielded());
+  values[fusion.getResult()] = std::move(result);
   return llvm::Error::success();
 }
 
