@@ -1,5 +1,8 @@
 # KilnModel.cmake - compiling Kiln models to shared libraries at build time.
 #
+# The same file serves Kiln's own build and an installed Kiln (find_package(Kiln) includes
+# it), which is why it names targets only as Kiln::...
+#
 #   kiln_add_model(NAME SOURCES model.cpp... [TARGET host|host-cuda|<halide target>])
 #
 # builds the model compiler NAME-gen from the sources (one of which ends with
@@ -19,8 +22,7 @@ function(kiln_add_model_generator name)
     message(FATAL_ERROR "kiln_add_model_generator(${name}): SOURCES is required")
   endif()
   add_executable(${name}-gen ${ARG_SOURCES})
-  target_link_libraries(${name}-gen PRIVATE
-    kiln_model_main KilnFrontend KilnPasses KilnHalideBackend)
+  target_link_libraries(${name}-gen PRIVATE Kiln::model_main)
 endfunction()
 
 function(kiln_add_model name)
