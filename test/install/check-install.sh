@@ -10,9 +10,9 @@
 #                                    build PROJECT/check_tiny.c with pkg-config alone, run
 #                                    it on MODEL (the one find_package built)
 #   kiln_compile PREFIX PROJECT WORK CHECKER
-#                                    kiln-compile PROJECT/tiny.cpp, check it with CHECKER
-#                                    (find_package's check_tiny); a model with a C++ error
-#                                    fails with the compiler's message
+#                                    kiln-compile a copy of PROJECT/tiny.cpp, check it with
+#                                    CHECKER (find_package's check_tiny) and --emit; the
+#                                    copy given a C++ error fails with the compiler's message
 set -euo pipefail
 
 # Nothing may come from the build tree's libraries: the installed files must find their
@@ -77,19 +77,30 @@ step_pkg_config() {
 step_kiln_compile() {
   local prefix=$1 project=$2 work=$3 checker=$4
   rm -rf "$work" && mkdir -p "$work"
-  quietly "$work/tiny.log" "$prefix/bin/kiln-compile" "$project/tiny.cpp" -o "$work/tiny.so"
-  grep -q "^kiln-compile: compiled $work/tiny.so" "$work/tiny.log" ||
-    fail "kiln-compile did not say what it compiled: $(cat "$work/tiny.log")"
-  [[ ! -e $work/tiny.kernels ]] || fail "kiln-compile left tiny.kernels beside tiny.so"
-  "$checker" "$work/tiny.so" "$work/tiny.safetensors"
+  # A cache of its own, so that the first call compiles for sure.
+  export KILN_COMPILE_CACHE=$work/cache
+  cp "$project/tiny.cpp" "$work/model.cpp"
+  quietly "$work/model.log" "$prefix/bin/kiln-compile" "$work/model.cpp" -o "$work/model.so"
+  grep -q "^kiln-compile: compiled $work/model.so" "$work/model.log" ||
+    fail "kiln-compile did not say what it compiled: $(cat "$work/model.log")"
+  [[ ! -e $work/model.kernels ]] || fail "kiln-compile left model.kernels beside model.so"
+  "$checker" "$work/model.so" "$work/model.safetensors"
 
-  if "$prefix/bin/kiln-compile" "$project/broken.cpp" -o "$work/broken.so" \
-    2>"$work/broken.log"; then
-    fail "kiln-compile accepted broken.cpp"
+  # Options reach the model's compiler (here from the cache: nothing changed).
+  "$prefix/bin/kiln-compile" "$work/model.cpp" --emit=mlir >"$work/model.mlir"
+  grep -q "kiln.softmax" "$work/model.mlir" || fail "--emit=mlir: no kiln.softmax"
+
+  # An edited model is compiled again, and its C++ error is the compiler's own.
+  sed -i 's/softmax(/notAnOp(/' "$work/model.cpp"
+  grep -q notAnOp "$work/model.cpp" || fail "tiny.cpp has no softmax( to break"
+  rm "$work/model.so"
+  if "$prefix/bin/kiln-compile" "$work/model.cpp" -o "$work/model.so" 2>"$work/broken.log"
+  then
+    fail "kiln-compile accepted a model calling notAnOp"
   fi
-  grep -q "broken.cpp:14:.*error: .*notAnOp" "$work/broken.log" ||
+  grep -q "model.cpp:[0-9]*:[0-9]*: error: .*notAnOp" "$work/broken.log" ||
     fail "kiln-compile did not show the C++ error: $(cat "$work/broken.log")"
-  [[ ! -e $work/broken.so ]] || fail "kiln-compile wrote broken.so"
+  [[ ! -e $work/model.so ]] || fail "kiln-compile wrote model.so for a broken model"
 }
 
 step=$1
