@@ -30,6 +30,7 @@ install(FILES
 # pkg-config: the C runtime only (a C program needs nothing else). Paths are relative to
 # the .pc file, so the install prefix can be chosen at install time or moved later.
 file(RELATIVE_PATH KILN_PKGCONFIG_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
+string(REGEX REPLACE "/$" "" KILN_PKGCONFIG_TO_PREFIX "${KILN_PKGCONFIG_TO_PREFIX}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/kiln-runtime.pc.in
   ${PROJECT_BINARY_DIR}/kiln-runtime.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/kiln-runtime.pc
