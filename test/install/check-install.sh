@@ -53,7 +53,7 @@ step_find_package() {
   rm -rf "$work" && mkdir -p "$work"
   quietly "$work/configure.log" cmake -S "$project" -B "$work" -G Ninja \
     -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
-  grep -q "Kiln_DIR: $prefix/" "$work/configure.log" ||
+  grep -qF "Kiln_DIR: $prefix/" "$work/configure.log" ||
     fail "find_package(Kiln) did not find $prefix: $(grep Kiln_DIR "$work/configure.log")"
   quietly "$work/build.log" cmake --build "$work"
   "$work/check_tiny" "$work/tiny.so" "$work/tiny.safetensors"
