@@ -27,6 +27,8 @@ mlir::Operation *fusionAnchor(FusionOp fusion);
 /// left unpacked.
 std::unique_ptr<mlir::Pass> createPackProjectionsPass();
 std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
+/// kiln-print-graph: the entry points as Graphviz DOT on stdout (GraphDot.h).
+std::unique_ptr<mlir::Pass> createPrintGraphPass();
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
