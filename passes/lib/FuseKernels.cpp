@@ -239,6 +239,13 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
 
 } // namespace
 
+Operation *kiln::fusionAnchor(FusionOp fusion) {
+  for (Operation &op : fusion.getBody()->without_terminator())
+    if (isAnchor(&op))
+      return &op;
+  return nullptr;
+}
+
 std::unique_ptr<Pass> kiln::createFuseKernelsPass() {
   return std::make_unique<FuseKernelsPass>();
 }

@@ -10,6 +10,7 @@
 
 #include "kiln/backends/halide/Compile.h"
 #include "kiln/frontend/Registry.h"
+#include "kiln/passes/GraphDot.h"
 #include "kiln/passes/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -17,7 +18,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Transforms/ViewOpGraph.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -62,6 +62,10 @@ llvm::cl::opt<Emit> emit(
                    "the same graph from the pipeline without attention or kernel "
                    "fusion")),
     llvm::cl::cat(compilerCategory));
+llvm::cl::opt<std::string>
+    dotEntry("entry",
+             llvm::cl::desc("With --emit=dot or dot-unfused: draw only this entry point"),
+             llvm::cl::value_desc("name"), llvm::cl::cat(compilerCategory));
 llvm::cl::opt<bool> fusionRemarks(
     "fusion-remarks",
     llvm::cl::desc("Say on stderr, at its line of the model, why each softmax was not "
@@ -173,6 +177,11 @@ int main(int argc, char **argv) {
       llvm::errs() << m.file << ": note: KILN_MODEL(" << m.function << ")\n";
     return 1;
   }
+  if (!dotEntry.empty() && emit != Emit::Dot && emit != Emit::DotUnfused) {
+    llvm::errs() << program
+                 << ": error: --entry needs --emit=dot or --emit=dot-unfused\n";
+    return 1;
+  }
   if ((emit == Emit::Library || emit == Emit::Stmt) && outputDir.empty()) {
     llvm::errs() << program << ": error: missing -o OUTDIR (see --help)\n";
     return 1;
@@ -215,12 +224,8 @@ int main(int argc, char **argv) {
     llvm::outs() << "\n";
     return 0;
   }
-  if (emit == Emit::Dot || emit == Emit::DotUnfused) {
-    // MLIR's op-graph printer: one node per op, edges along the data flow.
-    PassManager dot(&model.context());
-    dot.addPass(createPrintOpGraphPass(llvm::outs()));
-    return failed(dot.run(module)) ? 1 : 0;
-  }
+  if (emit == Emit::Dot || emit == Emit::DotUnfused)
+    return failed(kiln::printGraphDot(module, llvm::outs(), dotEntry)) ? 1 : 0;
 
   namespace hb = kiln::halide_backend;
   std::string name = libraryName.empty() ? model.name() : libraryName.getValue();

@@ -18,10 +18,17 @@ std::unique_ptr<mlir::Pass> createFuseAttentionPass(bool remarks);
 /// kiln-fuse-kernels; with `remarks`, a remark at each op left outside a group.
 std::unique_ptr<mlir::Pass> createFuseKernelsPass();
 std::unique_ptr<mlir::Pass> createFuseKernelsPass(bool remarks);
+class FusionOp;
+/// The op whose schedule the kernel of a kiln.fusion group takes (its linear, matmul or
+/// layer_norm, as kiln-fuse-kernels forms groups), or null for a chain of elementwise
+/// ops.
+mlir::Operation *fusionAnchor(FusionOp fusion);
 /// kiln-pack-projections; with `remarks`, a remark at each linear over a weight slice
 /// left unpacked.
 std::unique_ptr<mlir::Pass> createPackProjectionsPass();
 std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
+/// kiln-print-graph: the entry points as Graphviz DOT on stdout (GraphDot.h).
+std::unique_ptr<mlir::Pass> createPrintGraphPass();
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.

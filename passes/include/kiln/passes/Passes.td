@@ -110,4 +110,26 @@ def PackProjections : Pass<"kiln-pack-projections", "mlir::FuncOp"> {
   ];
 }
 
+def PrintGraph : Pass<"kiln-print-graph", "mlir::ModuleOp"> {
+  let summary = "prints the entry points as a Graphviz (DOT) graph on stdout";
+  let description = [{
+    Draws the module as `NAME-gen --emit=dot` does (kiln/passes/GraphDot.h): entry
+    inputs and outputs by their `kiln.name`, parameters by their full names, one node
+    per op with its result's symbolic shape and dtype and the model's `file:line` from
+    its location, each `kiln.fusion` and `kiln.attention` as a cluster labelled with
+    its anchor. The module itself is left unchanged, so `-o /dev/null` keeps stdout to
+    the graph:
+
+    ```
+    kiln-opt model.mlir --kiln-default-pipeline --kiln-print-graph=entry=encode \
+        -o /dev/null | dot -Tsvg > encode.svg
+    ```
+  }];
+  let constructor = "kiln::createPrintGraphPass()";
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "draw only this entry point (default: every entry, each in a cluster)">,
+  ];
+}
+
 #endif // KILN_PASSES_PASSES_TD
