@@ -7,6 +7,7 @@ packages=(
   cmake ninja-build g++ python3
   libhalide14-0-dev libmlir-14-dev mlir-14-tools llvm-14-dev llvm-14-tools
   libgtest-dev libcli11-dev
+  python3-dev python3-numpy python3-pybind11
   "$@"
 )
 
