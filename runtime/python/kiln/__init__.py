@@ -42,4 +42,7 @@ from ._kiln import (
 )
 from .translate import Translation, Translator
 
-__all__ = [name for name in dir() if not name.startswith("_")]
+import types as _types
+
+__all__ = [name for name, value in globals().items()
+           if not name.startswith("_") and not isinstance(value, _types.ModuleType)]

@@ -37,7 +37,7 @@ std::array<ErrorClass, 10> errorClasses() {
       {KILN_STATUS_INVALID_MODEL, "InvalidModelError", PyExc_ValueError,
        "Not a Kiln model, or a malformed manifest."},
       {KILN_STATUS_INCOMPATIBLE, "IncompatibleModelError", nullptr,
-       "A model built for another ABI version or a CPU this one is not."},
+       "A model built for another ABI version."},
       {KILN_STATUS_INVALID_WEIGHTS, "InvalidWeightsError", PyExc_ValueError,
        "Not safetensors, or not matching the model's parameters."},
       {KILN_STATUS_RESOURCE_EXHAUSTED, "ResourceExhaustedError", PyExc_MemoryError,
@@ -103,12 +103,6 @@ void bindErrors(py::module_ &m) {
       }
     }
   });
-}
-
-InUse::InUse(std::atomic<bool> &busy, const char *what) : busy_(busy) {
-  if (busy_.exchange(true, std::memory_order_acquire))
-    throw Error(KILN_STATUS_FAILED_PRECONDITION,
-                std::string(what) + " is running on another thread");
 }
 
 } // namespace kiln::python

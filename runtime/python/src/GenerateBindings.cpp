@@ -230,8 +230,9 @@ void bindSearch(py::module_ &m) {
 
   m.def(
       "generate",
+      // options by value: the Python object could change under the released GIL.
       [](DecoderHandle &h, const std::vector<std::vector<int32_t>> &sources,
-         const GenerateOptions &options) {
+         GenerateOptions options) {
         InUse inUse(h.busy, "decoder");
         py::gil_scoped_release release;
         return generate(h.decoder(), sources, options);
