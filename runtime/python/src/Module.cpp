@@ -23,4 +23,9 @@ PYBIND11_MODULE(_kiln, m) {
   kiln::python::bindModel(m);
   kiln::python::bindSession(m);
   kiln::python::bindGenerate(m);
+  // Users meet these classes as kiln.X (kiln/__init__.py re-exports them): name them so
+  // in reprs, help() and error messages, as the exception classes already are.
+  for (auto item : m.attr("__dict__").cast<pybind11::dict>())
+    if (pybind11::isinstance<pybind11::type>(item.second))
+      item.second.attr("__module__") = "kiln";
 }

@@ -15,6 +15,8 @@
 
 #include <pybind11/stl.h>
 
+#include <algorithm>
+
 namespace kiln::python {
 namespace {
 
@@ -105,9 +107,8 @@ private:
   std::atomic<bool> busy_{false};
 };
 
-const char *kRunDoc = R"(run(entry, /, **inputs) -> dict[str, numpy.ndarray]
-
-Runs the entry point `entry` on the given inputs, by name (e.g. src_ids=ids), and returns
+const char *kRunDoc =
+    R"(Runs the entry point `entry` on the given inputs, by name (e.g. src_ids=ids), and returns
 its outputs by name, in the model's order (an entry that only writes states returns {}).
 
 An input is anything numpy.asarray takes. One that is already a C-contiguous array of the
