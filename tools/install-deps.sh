@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ python3
   libhalide14-0-dev libmlir-14-dev mlir-14-tools llvm-14-dev llvm-14-tools
-  libgtest-dev libcli11-dev pkg-config
+  libgtest-dev libcli11-dev pkg-config graphviz
+  python3-dev python3-numpy python3-pybind11
   "$@"
 )
 
