@@ -142,7 +142,7 @@ KILN_API kiln_status *kiln_session_profile_calls(const kiln_session *session,
 }
 
 KILN_API kiln_status *kiln_session_profile_summary(const kiln_session *session,
-                                                   kiln_profile_key by,
+                                                   int32_t by,
                                                    const kiln_profile_row **out_rows,
                                                    size_t *out_count) {
   return guard([&] {

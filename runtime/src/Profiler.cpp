@@ -39,10 +39,10 @@ const std::vector<kiln_profile_call> &Profiler::calls() {
   return calls_;
 }
 
-const std::vector<kiln_profile_row> &Profiler::summary(kiln_profile_key by) {
+const std::vector<kiln_profile_row> &Profiler::summary(int32_t by) {
   if (by != KILN_PROFILE_BY_KERNEL && by != KILN_PROFILE_BY_LOC)
-    fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_profile_summary: unknown key ",
-         int(by), " (expected KILN_PROFILE_BY_KERNEL or KILN_PROFILE_BY_LOC)");
+    fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_profile_summary: unknown key ", by,
+         " (expected KILN_PROFILE_BY_KERNEL or KILN_PROFILE_BY_LOC)");
   std::map<std::string_view, kiln_profile_row> rows;
   for (const Record &r : records_) {
     const StepDesc &step = stepOf(r);

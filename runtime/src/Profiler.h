@@ -38,7 +38,8 @@ public:
   }
 
   const std::vector<kiln_profile_call> &calls();
-  const std::vector<kiln_profile_row> &summary(kiln_profile_key by);
+  /// Throws INVALID_ARGUMENT unless `by` is a kiln_profile_key.
+  const std::vector<kiln_profile_row> &summary(int32_t by);
   /// Writes the Chrome trace (runtime.h) to `path`, through a temporary file renamed
   /// into place.
   void writeTrace(const std::string &path);

@@ -318,11 +318,12 @@ typedef struct kiln_profile_row {
   uint64_t max_ns;
 } kiln_profile_row;
 
-/* Rows by decreasing total_ns (ties by name). A row's share of the time is its total_ns
- * over the sum of every row's; its mean is total_ns / calls. INVALID_ARGUMENT for a key
- * outside kiln_profile_key. */
+/* Rows by decreasing total_ns (ties by name), by a kiln_profile_key (an int32_t, so
+ * that any value a caller passes is defined: INVALID_ARGUMENT for one outside the enum).
+ * A row's share of the time is its total_ns over the sum of every row's; its mean is
+ * total_ns / calls. */
 KILN_API kiln_status *kiln_session_profile_summary(const kiln_session *session,
-                                                   kiln_profile_key by,
+                                                   int32_t by,
                                                    const kiln_profile_row **out_rows,
                                                    size_t *out_count);
 

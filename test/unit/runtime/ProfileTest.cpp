@@ -47,7 +47,7 @@ struct Profiled : FakeSessionFixture {
     return std::vector<kiln_profile_call>(calls, calls + count);
   }
 
-  std::vector<kiln_profile_row> summary(kiln_profile_key by) {
+  std::vector<kiln_profile_row> summary(int32_t by) {
     const kiln_profile_row *rows = nullptr;
     size_t count = 0;
     EXPECT_OK(kiln_session_profile_summary(profiled, by, &rows, &count));
@@ -109,8 +109,7 @@ TEST_F(Profiled, SummariesAddUpToTheCalls) {
   }
   const kiln_profile_row *rows;
   size_t count;
-  Result bad =
-      take(kiln_session_profile_summary(profiled, kiln_profile_key(7), &rows, &count));
+  Result bad = take(kiln_session_profile_summary(profiled, 7, &rows, &count));
   EXPECT_EQ(bad.code, KILN_STATUS_INVALID_ARGUMENT) << bad;
   EXPECT_NE(bad.message.find("unknown key 7"), std::string::npos) << bad;
 }
