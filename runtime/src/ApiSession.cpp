@@ -20,6 +20,8 @@ KILN_API void kiln_session_options_initialize(kiln_session_options *options) {
     return;
   options->reuse_temps = 1;
   options->max_temp_bytes = 0;
+  options->num_threads = 0;
+  options->profile = 0;
 }
 
 KILN_API kiln_status *kiln_session_create(const kiln_model *model,
@@ -124,6 +126,53 @@ KILN_API void kiln_session_get_stats(const kiln_session *session,
     return;
   *out = unwrap(session)->stats();
   unwrap(session)->leave();
+}
+
+KILN_API kiln_status *kiln_session_profile_calls(const kiln_session *session,
+                                                 const kiln_profile_call **out_calls,
+                                                 size_t *out_count) {
+  return guard([&] {
+    if (!session || !out_calls || !out_count)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_profile_calls: NULL argument");
+    Session::InUse use(*unwrap(session));
+    const std::vector<kiln_profile_call> &calls = unwrap(session)->profiler().calls();
+    *out_calls = calls.data();
+    *out_count = calls.size();
+  });
+}
+
+KILN_API kiln_status *kiln_session_profile_summary(const kiln_session *session,
+                                                   int32_t by,
+                                                   const kiln_profile_row **out_rows,
+                                                   size_t *out_count) {
+  return guard([&] {
+    if (!session || !out_rows || !out_count)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_profile_summary: NULL argument");
+    Session::InUse use(*unwrap(session));
+    const std::vector<kiln_profile_row> &rows = unwrap(session)->profiler().summary(by);
+    *out_rows = rows.data();
+    *out_count = rows.size();
+  });
+}
+
+KILN_API kiln_status *kiln_session_profile_write_trace(const kiln_session *session,
+                                                       const char *path) {
+  return guard([&] {
+    if (!session || !path || !*path)
+      fail(KILN_STATUS_INVALID_ARGUMENT,
+           "kiln_session_profile_write_trace: NULL session or empty path");
+    Session::InUse use(*unwrap(session));
+    unwrap(session)->profiler().writeTrace(path);
+  });
+}
+
+KILN_API kiln_status *kiln_session_profile_reset(kiln_session *session) {
+  return guard([&] {
+    if (!session)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_profile_reset: session is NULL");
+    Session::InUse use(*unwrap(session));
+    unwrap(session)->profiler().reset();
+  });
 }
 
 KILN_API kiln_status *kiln_session_get_state(const kiln_session *session,

@@ -10,6 +10,8 @@
 
 #include "Error.h"
 
+#include "kiln/abi/Manifest.h"
+
 #include <cerrno>
 #include <cstring>
 #include <elf.h>
@@ -50,7 +52,8 @@ public:
   ElfFile(const ElfFile &) = delete;
   ElfFile &operator=(const ElfFile &) = delete;
 
-  void check() const {
+  /// Checks the file (checkElfFile) and returns its target section's text.
+  std::string check() const {
     Elf64_Ehdr header{};
     size_t got = read(&header, sizeof header, 0);
     if (got < SELFMAG || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
@@ -84,15 +87,55 @@ public:
       truncated("the program header table could not be read whole");
     for (size_t i = 0; i < segments.size(); ++i)
       checkInside(cat("segment ", i), segments[i].p_offset, segments[i].p_filesz);
-    if (header.e_shoff != 0) {
-      // e_shnum 0 with a table present means more than 0xff00 sections, counted in the
-      // first entry; that entry at least must be there.
-      uint64_t count = header.e_shnum ? header.e_shnum : 1;
-      checkInside("the section header table", header.e_shoff, count * header.e_shentsize);
-    }
+    if (header.e_shoff == 0)
+      return "";
+    // e_shnum 0 with a table present means more than 0xff00 sections, counted in the
+    // first entry; that entry at least must be there.
+    uint64_t count = header.e_shnum ? header.e_shnum : 1;
+    checkInside("the section header table", header.e_shoff, count * header.e_shentsize);
+    return targetSection(header);
   }
 
 private:
+  /// The text of section abi::kTargetSection, or "" when there is none. Only plain
+  /// tables are searched (no extended section numbering, which a model never needs).
+  std::string targetSection(const Elf64_Ehdr &header) const {
+    if (header.e_shentsize != sizeof(Elf64_Shdr) || header.e_shnum == 0 ||
+        header.e_shstrndx >= header.e_shnum)
+      return "";
+    std::vector<Elf64_Shdr> sections(header.e_shnum);
+    uint64_t tableBytes = uint64_t(header.e_shnum) * sizeof(Elf64_Shdr);
+    if (read(sections.data(), tableBytes, header.e_shoff) != tableBytes)
+      truncated("the section header table could not be read whole");
+    std::string names = contents(sections[header.e_shstrndx], "section names");
+    const std::string wanted = abi::kTargetSection;
+    for (const Elf64_Shdr &section : sections) {
+      if (section.sh_name >= names.size() ||
+          names.compare(section.sh_name, wanted.size() + 1, wanted.c_str(),
+                        wanted.size() + 1) != 0)
+        continue;
+      std::string text = contents(section, wanted);
+      size_t end = text.find('\0');
+      if (end == std::string::npos)
+        invalid(cat("section ", wanted, " is not a NUL-terminated string"));
+      return text.substr(0, end);
+    }
+    return "";
+  }
+
+  /// The bytes of `section` (a string table or the target; at most 1 MiB).
+  std::string contents(const Elf64_Shdr &section, const std::string &what) const {
+    constexpr uint64_t kMaxBytes = uint64_t(1) << 20;
+    if (section.sh_type == SHT_NOBITS || section.sh_size > kMaxBytes)
+      invalid(cat("section ", what, " is not ",
+                  section.sh_type == SHT_NOBITS ? "in the file" : "at most 1 MiB"));
+    checkInside(cat("section ", what), section.sh_offset, section.sh_size);
+    std::string bytes(section.sh_size, '\0');
+    if (read(bytes.data(), bytes.size(), section.sh_offset) != bytes.size())
+      truncated(cat("section ", what, " could not be read whole"));
+    return bytes;
+  }
+
   [[noreturn]] void invalid(const std::string &problem) const {
     fail(KILN_STATUS_INVALID_MODEL, "cannot load model '", path_, "': ", problem);
   }
@@ -138,6 +181,6 @@ private:
 
 } // namespace
 
-void checkElfFile(const std::string &path) { ElfFile(path).check(); }
+std::string checkElfFile(const std::string &path) { return ElfFile(path).check(); }
 
 } // namespace kiln::rt

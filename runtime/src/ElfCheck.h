@@ -15,7 +15,9 @@ namespace kiln::rt {
 /// 64-bit ELF shared library for this host whose header tables and segments all lie
 /// inside the file. dlopen maps segments without checking them against the file's size,
 /// so a truncated library would raise SIGBUS inside the loader instead of failing.
-void checkElfFile(const std::string &path);
+/// Returns the Halide target string in the library's abi::kTargetSection, or "" when it
+/// has none (a library linked without it, or with its section headers stripped).
+std::string checkElfFile(const std::string &path);
 
 } // namespace kiln::rt
 

@@ -101,6 +101,20 @@ std::vector<StateDesc> parseStates(const Json &root) {
   return states;
 }
 
+// A step's optional "loc" and "locs" (strings): where in the model it came from.
+void getSourceLines(const Json &object, StepDesc &step, const std::string &path) {
+  if (object.find(key::kLoc))
+    step.loc = getString(object, key::kLoc, path);
+  if (!object.find(key::kLocs))
+    return;
+  const auto &locs = getArray(object, key::kLocs, path);
+  for (size_t i = 0; i < locs.size(); ++i) {
+    if (!locs[i].isString())
+      invalid(at(path, key::kLocs, i), "expected a string (\"file:line\")");
+    step.locs.push_back(locs[i].asString());
+  }
+}
+
 EntryDesc parseEntry(const Json &object, const std::string &path,
                      const std::vector<TensorDesc> &params,
                      const std::vector<StateDesc> &states,
@@ -150,6 +164,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
     for (size_t a = 0; a < args.size(); ++a)
       step.args.push_back(
           checkIndex(args[a], buffers.size(), at(spath, key::kArgs, a), "buffers"));
+    getSourceLines(steps[s], step, spath);
     e.steps.push_back(std::move(step));
   }
 

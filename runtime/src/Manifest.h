@@ -83,6 +83,10 @@ struct BufferDesc {
 struct StepDesc {
   int kernel = -1;
   std::vector<int> args; // buffer indices, inputs first, output last
+  // The model's source line it computes ("model.cpp:42"; "" when the manifest has none)
+  // and, for a fused step, every line it computes (empty otherwise). For the profile.
+  std::string loc;
+  std::vector<std::string> locs;
 };
 
 struct EntryDesc {

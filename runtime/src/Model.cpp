@@ -2,6 +2,7 @@
 // kernels and route its Halide runtime's errors to us.
 #include "Model.h"
 
+#include "CpuFeatures.h"
 #include "DType.h"
 #include "ElfCheck.h"
 #include "Error.h"
@@ -57,7 +58,10 @@ Model::Model(const std::string &path) : path_(path) {
   if (!S_ISREG(st.st_mode))
     fail(KILN_STATUS_INVALID_MODEL, "model file '", path, "' is not a regular file");
 
-  checkElfFile(path);
+  // Before dlopen runs any of the library's code (its Halide runtime's constructors are
+  // compiled for its target too).
+  std::string target = checkElfFile(path);
+  checkCpuFeatures(path, target);
   // Without a slash dlopen would search the library path instead of opening this file.
   std::string dlPath = path.find('/') == std::string::npos ? "./" + path : path;
   // RTLD_LOCAL: each model carries its own Halide runtime; two models must not bind to
@@ -90,6 +94,9 @@ Model::Model(const std::string &path) : path_(path) {
     } catch (const Error &e) {
       fail(e.code(), "model '", path, "': ", e.what());
     }
+    // A library without the target section is checked now, before any kernel runs.
+    if (target.empty())
+      checkCpuFeatures(path, manifest_->target);
     resolveKernels();
     checkKernelSignatures();
     installHalideHandlers();
@@ -175,6 +182,7 @@ void Model::installHalideHandlers() {
     set(&halidePrintHandler);
   copyToHost_ = reinterpret_cast<BufferFn>(symbol("halide_copy_to_host"));
   deviceFree_ = reinterpret_cast<BufferFn>(symbol("halide_device_free"));
+  setThreads_ = reinterpret_cast<SetThreadsFn>(symbol("halide_set_num_threads"));
 }
 
 } // namespace kiln::rt

@@ -38,6 +38,10 @@ public:
   // The model's own Halide runtime, for buffers a GPU kernel left on the device.
   BufferFn copyToHost() const { return copyToHost_; }
   BufferFn deviceFree() const { return deviceFree_; }
+  /// Sets the thread count of the library's Halide thread pool (0: Halide's default);
+  /// null when the library does not export halide_set_num_threads.
+  using SetThreadsFn = int (*)(int threads);
+  SetThreadsFn setThreads() const { return setThreads_; }
 
   mutable std::atomic<int> refs{1};
 
@@ -55,6 +59,7 @@ private:
   std::vector<const halide_filter_metadata_t *> metadata_; // null where not exported
   BufferFn copyToHost_ = nullptr;
   BufferFn deviceFree_ = nullptr;
+  SetThreadsFn setThreads_ = nullptr;
 };
 
 } // namespace kiln::rt

@@ -1,16 +1,13 @@
 // SafetensorsWrite.cpp - kiln_safetensors_write: tests and tools make weight files with
 // it.
+#include "AtomicWrite.h"
 #include "DType.h"
 #include "Error.h"
 #include "Json.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <numeric>
 #include <set>
-#include <unistd.h>
 
 namespace kiln::rt {
 namespace {
@@ -54,11 +51,6 @@ void checkTensors(const kiln_tensor *tensors, size_t n) {
   }
 }
 
-void writeAll(std::FILE *f, const void *data, size_t bytes, const std::string &tmp) {
-  if (bytes && std::fwrite(data, 1, bytes, f) != bytes)
-    fail(KILN_STATUS_IO_ERROR, "cannot write '", tmp, "': ", std::strerror(errno));
-}
-
 void writeSafetensors(const std::string &path, const kiln_tensor *tensors, size_t n) {
   checkTensors(tensors, n);
   // Widest dtypes first keeps every tensor naturally aligned in a hole-free data section.
@@ -84,33 +76,14 @@ void writeSafetensors(const std::string &path, const kiln_tensor *tensors, size_
   header += "}";
   header.append((8 - header.size() % 8) % 8, ' '); // data starts 8-byte aligned
 
-  std::string tmp = cat(path, ".tmp.", ::getpid());
-  std::FILE *f = std::fopen(tmp.c_str(), "wb");
-  if (!f)
-    fail(errno == ENOENT ? KILN_STATUS_NOT_FOUND : KILN_STATUS_IO_ERROR,
-         "cannot create '", path, "': ", std::strerror(errno));
-  try {
-    uint8_t len[8];
-    for (int i = 0; i < 8; ++i)
-      len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
-    writeAll(f, len, 8, tmp);
-    writeAll(f, header.data(), header.size(), tmp);
-    for (size_t k = 0; k < n; ++k)
-      writeAll(f, tensors[order[k]].data, tensorBytes(tensors[order[k]], order[k]), tmp);
-    if (std::fclose(f) != 0) {
-      f = nullptr;
-      fail(KILN_STATUS_IO_ERROR, "cannot write '", tmp, "': ", std::strerror(errno));
-    }
-    f = nullptr;
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-      fail(KILN_STATUS_IO_ERROR, "cannot rename '", tmp, "' to '", path,
-           "': ", std::strerror(errno));
-  } catch (...) {
-    if (f)
-      std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
+  uint8_t len[8];
+  for (int i = 0; i < 8; ++i)
+    len[i] = uint8_t(uint64_t(header.size()) >> (8 * i));
+  std::vector<ByteRun> runs = {{len, 8}, {header.data(), header.size()}};
+  for (size_t k = 0; k < n; ++k)
+    runs.push_back(
+        {tensors[order[k]].data, size_t(tensorBytes(tensors[order[k]], order[k]))});
+  writeFileAtomically(path, runs);
 }
 
 } // namespace

@@ -13,6 +13,9 @@ namespace kiln::rt {
 
 namespace {
 
+// Halide's thread pool holds at most this many threads (MAX_THREADS in its runtime).
+constexpr int32_t kMaxThreads = 256;
+
 // Halide treats a buffer with a null host pointer as a bounds query and computes nothing,
 // so empty tensors get this instead.
 alignas(kTempAlignment) uint8_t emptyStorage[kTempAlignment];
@@ -92,6 +95,16 @@ uint64_t Session::changedSlots(const EntryState &st) {
 Session::Session(const Model *model, const Weights *weights,
                  const kiln_session_options &options)
     : model_(model), weights_(weights), options_(options), states_(model->manifest()) {
+  if (options_.num_threads < 0 || options_.num_threads > kMaxThreads)
+    fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_options.num_threads is ",
+         options_.num_threads, "; expected 0 (the default) to ", kMaxThreads);
+  if (options_.num_threads && !model_->setThreads())
+    fail(KILN_STATUS_FAILED_PRECONDITION, "model '", model_->path(),
+         "' does not export halide_set_num_threads, so kiln_session_options.num_threads "
+         "cannot be ",
+         options_.num_threads, "; leave it 0");
+  if (options_.profile)
+    profiler_ = std::make_unique<Profiler>(model_->manifest());
   model_->refs.fetch_add(1);
   if (weights_)
     weights_->refs.fetch_add(1);
@@ -184,7 +197,12 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   try {
     states_.create(e, st.shapes);
     bindBuffers(e, st, byInput);
-    runSteps(e, st);
+    // The pool is the library's (runtime.h): set it for this session's runs.
+    if (model_->setThreads())
+      model_->setThreads()(options_.num_threads);
+    if (profiler_)
+      profiler_->beginRun();
+    runSteps(entry, e, st);
   } catch (...) {
     states_.forgetWritten(entry);
     throw;
@@ -467,7 +485,7 @@ std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
   return appends;
 }
 
-void Session::runSteps(const EntryDesc &e, EntryState &st) {
+void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc &step = e.steps[s];
     // A step computes its last argument. With no element to compute there is nothing to
@@ -479,7 +497,9 @@ void Session::runSteps(const EntryDesc &e, EntryState &st) {
     for (size_t a = 0; a < step.args.size(); ++a)
       st.argv[a] = &st.halideBuffers[step.args[a]];
     HalideErrorScope scope;
-    int rc = model_->kernel(step.kernel)(st.argv.data());
+    Model::KernelFn kernel = model_->kernel(step.kernel);
+    int rc = profiler_ ? profiler_->time(entry, s, kernel, st.argv.data())
+                       : kernel(st.argv.data());
     syncFromDevice(e, step, st, rc != 0);
     if (rc != 0) {
       std::string message = scope.message();
@@ -589,6 +609,14 @@ kiln_session_stats Session::stats() const {
   s.state_bytes = states_.bytes();
   s.state_rows_copied = states_.rowsCopied();
   return s;
+}
+
+Profiler &Session::profiler() const {
+  if (!profiler_)
+    fail(KILN_STATUS_FAILED_PRECONDITION,
+         "the session does not profile: create it with kiln_session_options.profile "
+         "set");
+  return *profiler_;
 }
 
 void releaseModel(const Model *model) {

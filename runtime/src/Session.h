@@ -9,6 +9,7 @@
 
 #include "ArenaPlan.h"
 #include "Model.h"
+#include "Profiler.h"
 #include "States.h"
 #include "TempBlock.h"
 #include "Weights.h"
@@ -38,6 +39,9 @@ public:
   kiln_tensor output(const char *name) const;
   kiln_tensor outputAt(size_t index) const;
   kiln_session_stats stats() const;
+  /// The profiler of a session created with options.profile; throws FAILED_PRECONDITION
+  /// otherwise.
+  Profiler &profiler() const;
 
   // States (see StateSet). Gathering or clearing makes outputs that are views of a
   // state's memory unreadable.
@@ -118,7 +122,7 @@ private:
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
   std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;
-  void runSteps(const EntryDesc &e, EntryState &st);
+  void runSteps(int entry, const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);
   const Output &findOutput(const char *name) const;
@@ -134,6 +138,7 @@ private:
   bool lastRunFailed_ = false;
   bool statesChangedSinceRun_ = false; // by a gather or clear
   kiln_session_stats stats_{};
+  std::unique_ptr<Profiler> profiler_; // null unless options.profile
   mutable std::atomic<bool> busy_{false};
 };
 

@@ -123,7 +123,8 @@ void expectClose(const std::string &what, const float *actual,
 
 } // namespace
 
-Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed)
+Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed,
+                 const kiln_session_options *options)
     : reference_(build()), random_(seed) {
   if (!reference_.ok()) {
     std::string errors;
@@ -163,7 +164,7 @@ Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t s
     if (!written)
       return;
   }
-  expectOk(kiln_session_create(model_, weights_, nullptr, &session_),
+  expectOk(kiln_session_create(model_, weights_, options, &session_),
            "kiln_session_create");
 }
 

@@ -36,9 +36,10 @@ using InputEdit = std::function<void(const std::string &name, reference::HostTen
 /// A compiled model, its random weights, and the module the reference interpreter runs.
 class Harness {
 public:
-  /// Opens `library` and builds the reference module with `build`. Failures are gtest
-  /// failures; check ok() afterwards.
-  Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed = 1);
+  /// Opens `library` and builds the reference module with `build`; the session gets
+  /// `options` (null: the defaults). Failures are gtest failures; check ok() afterwards.
+  Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed = 1,
+          const kiln_session_options *options = nullptr);
   ~Harness();
   Harness(const Harness &) = delete;
   Harness &operator=(const Harness &) = delete;

@@ -77,9 +77,20 @@ void addRunOptions(CLI::App &app, Options &o) {
       ->transform(integerIn(0, kInt64Max))
       ->type_name("N");
   app.add_option("--repeat", o.repeat,
-                 "Run N times and report the median and minimum time (default 1)")
+                 "Run N times and report the median, minimum and mean time (default 1)")
       ->transform(integerIn(1, 1000000))
       ->type_name("N");
+  app.add_option("--threads", o.threads,
+                 "Run the kernels on N threads (default 0: HL_NUM_THREADS if set, else "
+                 "every core)")
+      ->transform(integerIn(0, 256))
+      ->type_name("N");
+  app.add_flag("--profile", o.profile,
+               "Time every kernel call; print the time by kernel and by source line");
+  app.add_option("--trace", o.trace,
+                 "Time every kernel call and write them to OUT as a Chrome trace "
+                 "(Perfetto opens it)")
+      ->type_name("OUT");
   app.add_option_function<std::string>(
          "--print",
          [&o](const std::string &mode) {

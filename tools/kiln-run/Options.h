@@ -31,6 +31,9 @@ struct Options {
   bool random = false;
   uint64_t seed = 0;
   int repeat = 1;
+  int threads = 0; // kernel threads; 0: the default (all cores)
+  bool profile = false;
+  std::string trace; // --trace OUT.json, or empty
   PrintMode print = PrintMode::Summary;
   std::string saveOutputs; // directory, or empty
   bool list = false;

@@ -1,6 +1,6 @@
 //===- Print.cpp - Showing models and outputs -----------------------------===//
 //
-// Text rendering of model listings and output tensors.
+// Text rendering of model listings, output tensors, run times and kernel profiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,7 +8,9 @@
 
 #include "HostTensor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 namespace kiln::driver {
@@ -49,6 +51,21 @@ std::string format(const kiln::OutputView &t, int64_t i) {
 void printRange(std::FILE *out, const kiln::OutputView &t, int64_t from, int64_t to) {
   for (int64_t i = from; i < to; ++i)
     std::fprintf(out, "%s%s", i > from ? " " : "", format(t, i).c_str());
+}
+
+void printProfileRows(std::FILE *out, const char *title,
+                      const std::vector<kiln_profile_row> &rows, uint64_t totalNs) {
+  int width = 24;
+  for (const kiln_profile_row &row : rows)
+    width = std::max(width, int(std::string(row.name).size()));
+  std::fprintf(out, "  %-*s %8s %11s %11s %7s\n", width, title, "calls", "total ms",
+               "mean us", "%");
+  for (const kiln_profile_row &row : rows)
+    std::fprintf(out, "  %-*s %8llu %11.3f %11.2f %7.2f\n", width,
+                 *row.name ? row.name : "(no source line)",
+                 static_cast<unsigned long long>(row.calls), double(row.total_ns) / 1e6,
+                 double(row.total_ns) / 1e3 / double(row.calls),
+                 totalNs ? 100.0 * double(row.total_ns) / double(totalNs) : 0.0);
 }
 
 } // namespace
@@ -138,6 +155,36 @@ void printOutput(std::FILE *out, const kiln::OutputView &t, PrintMode mode) {
   if (nonFinite)
     std::fprintf(out, " non-finite=%lld", static_cast<long long>(nonFinite));
   std::fprintf(out, "\n");
+}
+
+void printTimes(std::FILE *out, const std::vector<double> &times) {
+  std::vector<double> sorted = times;
+  std::sort(sorted.begin(), sorted.end());
+  size_t n = sorted.size();
+  double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  double mean = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(n);
+  std::fprintf(out,
+               "time: median %.3f ms, min %.3f ms over %zu run%s (mean %.3f ms, max "
+               "%.3f ms, total %.3f ms)\n",
+               median, sorted.front(), n, n == 1 ? "" : "s", mean, sorted.back(),
+               mean * double(n));
+}
+
+void printProfile(std::FILE *out, const kiln::Session &session, int runs) {
+  std::vector<kiln_profile_row> byKernel = session.profileSummary(KILN_PROFILE_BY_KERNEL);
+  uint64_t calls = 0, totalNs = 0;
+  for (const kiln_profile_row &row : byKernel) {
+    calls += row.calls;
+    totalNs += row.total_ns;
+  }
+  std::fprintf(out,
+               "profile: %d run%s, %llu kernel calls, %.3f ms in kernels (%.3f ms "
+               "per run)\n",
+               runs, runs == 1 ? "" : "s", static_cast<unsigned long long>(calls),
+               double(totalNs) / 1e6, double(totalNs) / 1e6 / runs);
+  printProfileRows(out, "by kernel", byKernel, totalNs);
+  printProfileRows(out, "by source line", session.profileSummary(KILN_PROFILE_BY_LOC),
+                   totalNs);
 }
 
 } // namespace kiln::driver

@@ -11,7 +11,6 @@
 
 #include "kiln/runtime.hpp"
 
-#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -72,7 +71,10 @@ void runModel(const Options &options) {
                       std::to_string(kiln_model_parameter_count(model.get())) +
                       " parameters: pass --weights FILE (kiln-run --init-weights OUT " +
                       options.model + " makes random ones)");
-  kiln::Session session(model, weights);
+  kiln_session_options sessionOptions = kiln::defaultSessionOptions();
+  sessionOptions.num_threads = options.threads;
+  sessionOptions.profile = options.profile || !options.trace.empty();
+  kiln::Session session(model, weights, &sessionOptions);
   std::string entry = resolveEntry(model, options.entry);
 
   checkDims(model, entry, options);
@@ -116,13 +118,14 @@ void runModel(const Options &options) {
       writeNpy(options.saveOutputs + "/" + out.name + ".npy", raw);
     }
   }
-  std::vector<double> sorted = times;
-  std::sort(sorted.begin(), sorted.end());
-  double median = sorted.size() % 2
-                      ? sorted[sorted.size() / 2]
-                      : (sorted[sorted.size() / 2 - 1] + sorted[sorted.size() / 2]) / 2;
-  std::printf("time: median %.3f ms, min %.3f ms over %d run%s\n", median, sorted.front(),
-              options.repeat, options.repeat == 1 ? "" : "s");
+  printTimes(stdout, times);
+  if (options.profile)
+    printProfile(stdout, session, options.repeat);
+  if (!options.trace.empty()) {
+    session.writeProfileTrace(options.trace);
+    std::printf("trace: %zu kernel calls written to %s\n", session.profileCalls().size(),
+                options.trace.c_str());
+  }
 }
 
 } // namespace kiln::driver

@@ -243,7 +243,8 @@ FailureOr<std::string> compileModel(ModuleOp module, llvm::StringRef name,
   job.workDir = kernelsDir;
   for (const ObjectTask &task : *tasks)
     job.objects.push_back(task.object);
-  job.manifest = writeManifest(plan, prepared->target.to_string());
+  job.target = prepared->target.to_string();
+  job.manifest = writeManifest(plan, job.target);
   job.cCompiler = *cCompiler;
   job.extraArgs = options.extraLinkArgs;
   {

@@ -26,6 +26,8 @@ struct LinkJob {
   std::vector<std::string> objects;
   /// The manifest JSON, exported by kiln_model_manifest().
   std::string manifest;
+  /// The Halide target string, also in section abi::kTargetSection.
+  std::string target;
   /// The C compiler that links, as findCCompiler found it.
   std::string cCompiler;
   /// Extra arguments for the link command, before the system libraries.
@@ -36,8 +38,9 @@ struct LinkJob {
 llvm::Expected<std::string> findCCompiler(llvm::StringRef name);
 
 /// The C source that exports the manifest (embedded as bytes, so no escaping can go
-/// wrong) and the ABI version.
-std::string manifestSource(llvm::StringRef manifest, int abiVersion);
+/// wrong) and the ABI version, and puts `target` in section abi::kTargetSection.
+std::string manifestSource(llvm::StringRef manifest, int abiVersion,
+                           llvm::StringRef target);
 
 /// Links `job.output`; on failure the error holds the command line and its output.
 llvm::Error linkModel(const LinkJob &job);

@@ -89,6 +89,13 @@ void writeStep(OStream &json, const StepPlan &step) {
     for (int arg : step.args)
       json.value(arg);
   });
+  if (!step.locs.empty())
+    json.attribute(key::kLoc, step.locs.front());
+  if (step.locs.size() > 1)
+    json.attributeArray(key::kLocs, [&] {
+      for (const std::string &loc : step.locs)
+        json.value(loc);
+    });
 }
 
 /// Writes `items` as array `name` of `json`, each item on a line of its own as one

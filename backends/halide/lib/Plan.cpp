@@ -21,6 +21,20 @@ using namespace mlir;
 
 namespace kiln::halide_backend {
 
+std::vector<std::string> sourceLines(Location loc) {
+  std::vector<std::string> lines;
+  loc->walk([&](Location inner) {
+    if (auto file = inner.dyn_cast<FileLineColLoc>()) {
+      std::string line =
+          (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine())).str();
+      if (!llvm::is_contained(lines, line))
+        lines.push_back(std::move(line));
+    }
+    return WalkResult::advance();
+  });
+  return lines;
+}
+
 std::string sanitizeIdentifier(llvm::StringRef name) {
   std::string out = name.str();
   for (char &c : out)
@@ -185,6 +199,15 @@ FailureOr<int> Planner::resultBuffer(EntryPlan &entry, Operation &op) {
   return addStridedView(entry, &op, *merged, std::move(strides), SymDim::fixed(0));
 }
 
+void Planner::pushStep(EntryPlan &entry, Operation *op, int kernel,
+                       std::vector<int> args) {
+  StepPlan step;
+  step.kernel = kernel;
+  step.args = std::move(args);
+  step.locs = sourceLines(op->getLoc());
+  entry.steps.push_back(std::move(step));
+}
+
 FailureOr<int> Planner::pushBuffer(EntryPlan &entry, Operation *op, BufferPlan buffer) {
   for (const SymDim &dim : buffer.shape)
     if (dim.isUnknown()) {
@@ -271,11 +294,10 @@ LogicalResult Planner::planReturn(EntryPlan &entry, FuncOp func, ReturnOp ret) {
       if (failed(copy))
         return failure();
       Value value = it.value();
-      StepPlan step;
-      step.kernel = kernelIndex(value.getDefiningOp(), denseCopySignature(value),
-                                /*denseCopy=*/true);
-      step.args = {buffer, *copy};
-      entry.steps.push_back(std::move(step));
+      pushStep(entry, value.getDefiningOp(),
+               kernelIndex(value.getDefiningOp(), denseCopySignature(value),
+                           /*denseCopy=*/true),
+               {buffer, *copy});
       buffer = *copy;
     }
     TensorPlan output;
@@ -370,15 +392,15 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   if (op.getNumResults() != 1)
     return op.emitError() << "a kernel must produce exactly one tensor, '" << op.getName()
                           << "' produces " << op.getNumResults();
-  StepPlan step;
-  step.kernel = kernelIndex(&op);
+  int kernel = kernelIndex(&op);
+  std::vector<int> args;
   for (Value operand : op.getOperands())
-    step.args.push_back(buffers_.lookup(operand));
+    args.push_back(buffers_.lookup(operand));
   FailureOr<int> result = resultBuffer(entry, op);
   if (failed(result))
     return failure();
-  step.args.push_back(*result);
-  entry.steps.push_back(std::move(step));
+  args.push_back(*result);
+  pushStep(entry, &op, kernel, std::move(args));
   return success();
 }
 

@@ -123,10 +123,7 @@ LogicalResult Planner::planKvAppend(EntryPlan &entry, KvAppendOp op) {
   FailureOr<int> targetIndex = pushBuffer(entry, op, std::move(target));
   if (failed(targetIndex))
     return failure();
-  StepPlan step;
-  step.kernel = kernelIndex(op);
-  step.args = {buffers_.lookup(op.value()), *targetIndex};
-  entry.steps.push_back(std::move(step));
+  pushStep(entry, op, kernelIndex(op), {buffers_.lookup(op.value()), *targetIndex});
 
   // Positions 0 ... P, which the ops after it read in place.
   BufferPlan prefix;
@@ -154,10 +151,7 @@ LogicalResult Planner::planStateOp(EntryPlan &entry, Operation &op) {
                                        shapes_.lookup(write.value()), /*create=*/true);
     if (failed(state))
       return failure();
-    StepPlan step;
-    step.kernel = kernelIndex(&op);
-    step.args = {buffers_.lookup(write.value()), *state};
-    entry.steps.push_back(std::move(step));
+    pushStep(entry, &op, kernelIndex(&op), {buffers_.lookup(write.value()), *state});
     return success();
   }
   if (auto read = dyn_cast<StateReadOp>(op)) {

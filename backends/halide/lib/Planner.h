@@ -55,6 +55,9 @@ private:
   mlir::FailureOr<int> addBuffer(EntryPlan &entry, mlir::Operation *op, mlir::Value value,
                                  BufferPlan::Kind kind, int index);
   mlir::FailureOr<int> parameterIndex(ParameterOp op);
+  /// Appends the step that runs `kernel` on `args` (inputs, then the output) for `op`,
+  /// which gives it its source lines.
+  void pushStep(EntryPlan &entry, mlir::Operation *op, int kernel, std::vector<int> args);
   /// The kernel of `signature`, added (for `op`) when new.
   int kernelIndex(mlir::Operation *op, const std::string &signature,
                   bool denseCopy = false);

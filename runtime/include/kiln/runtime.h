@@ -218,6 +218,16 @@ typedef struct kiln_session_options {
   /* 0 (default): no limit. Otherwise a run whose temporaries (arena and outputs) would
    * exceed this many bytes fails with RESOURCE_EXHAUSTED before any kernel runs. */
   uint64_t max_temp_bytes;
+  /* The threads the kernels run on, 1 to 256. 0 (default): Halide's default, the
+   * environment variable HL_NUM_THREADS when it is set, else the number of cores. Each
+   * model library carries its own Halide runtime and thread pool, and the loader loads a
+   * file once per process: a run sets the count of that pool as it starts, so sessions of
+   * one model file that run at the same time with different counts share the one set
+   * last. Sessions of different model files are independent. */
+  int32_t num_threads;
+  /* Nonzero: time every kernel call of every run (see "Profiling"). 0 (default): nothing
+   * is recorded and no clock is read. */
+  int32_t profile;
 } kiln_session_options;
 
 KILN_API void kiln_session_options_initialize(kiln_session_options *options);
@@ -264,6 +274,68 @@ typedef struct kiln_session_stats {
 
 KILN_API void kiln_session_get_stats(const kiln_session *session,
                                      kiln_session_stats *out);
+
+/* ---- Profiling --------------------------------------------------------------------- */
+
+/* A session created with kiln_session_options.profile records one kiln_profile_call per
+ * kernel call (the clock is read around each call on the calling thread; a kernel's own
+ * worker threads are inside that time). Records accumulate over runs until
+ * kiln_session_profile_reset, at 32 bytes each. The calls below fail with
+ * FAILED_PRECONDITION on a session created without profile. Pointers they return are
+ * owned by the session and valid until its next run, profile call or release; the
+ * strings in them live as long as the model. */
+
+typedef struct kiln_profile_call {
+  const char *entry;  /* the entry point that ran */
+  const char *kernel; /* the kernel's name in the model ("kiln_demo_k3_fusion") */
+  /* The model's source line the call computes, as the manifest's "loc" gives it
+   * ("models/demo.cpp:64"; "" when the model has none; a fused kernel's first line), and
+   * for a fused kernel every line it computes, joined by ", " ("" otherwise). */
+  const char *loc;
+  const char *locs;
+  uint32_t step;        /* the step's index in the entry */
+  uint32_t run;         /* the run it belongs to, from 0 at the last reset */
+  uint64_t start_ns;    /* when it started, in ns since the session was created */
+  uint64_t duration_ns; /* how long the kernel took */
+} kiln_profile_call;
+
+/* The recorded calls, in the order they ran. */
+KILN_API kiln_status *kiln_session_profile_calls(const kiln_session *session,
+                                                 const kiln_profile_call **out_calls,
+                                                 size_t *out_count);
+
+typedef enum kiln_profile_key {
+  KILN_PROFILE_BY_KERNEL = 1, /* one row per kernel (shared by every op it computes) */
+  KILN_PROFILE_BY_LOC = 2     /* one row per source line ("loc"; "" for none) */
+} kiln_profile_key;
+
+/* The recorded calls aggregated by kernel or by source line. */
+typedef struct kiln_profile_row {
+  const char *name; /* the kernel, or the source line */
+  uint64_t calls;
+  uint64_t total_ns;
+  uint64_t min_ns;
+  uint64_t max_ns;
+} kiln_profile_row;
+
+/* Rows by decreasing total_ns (ties by name), by a kiln_profile_key (an int32_t, so
+ * that any value a caller passes is defined: INVALID_ARGUMENT for one outside the enum).
+ * A row's share of the time is its total_ns over the sum of every row's; its mean is
+ * total_ns / calls. */
+KILN_API kiln_status *kiln_session_profile_summary(const kiln_session *session,
+                                                   int32_t by,
+                                                   const kiln_profile_row **out_rows,
+                                                   size_t *out_count);
+
+/* Writes the recorded calls as a Chrome trace (JSON: "traceEvents", one complete event,
+ * "ph": "X", per call, with "ts" and "dur" in microseconds since the session was created,
+ * "name" the kernel and "args" its entry, step, run, loc and locs), which Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open. The file is replaced atomically. */
+KILN_API kiln_status *kiln_session_profile_write_trace(const kiln_session *session,
+                                                       const char *path);
+
+/* Forgets the recorded calls; the next run is run 0. */
+KILN_API kiln_status *kiln_session_profile_reset(kiln_session *session);
 
 /* ---- Session state ----------------------------------------------------------------- */
 

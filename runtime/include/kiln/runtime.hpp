@@ -201,6 +201,13 @@ private:
   kiln_weights *handle_ = nullptr;
 };
 
+// kiln_session_options with the defaults of kiln_session_options_initialize.
+inline kiln_session_options defaultSessionOptions() {
+  kiln_session_options options;
+  kiln_session_options_initialize(&options);
+  return options;
+}
+
 class Session {
 public:
   // weights may be empty (default-constructed) for a model without parameters.
@@ -260,6 +267,25 @@ public:
     check(kiln_session_gather_states(handle_, rows.data(), rows.size()));
   }
   void clearStates() { kiln_session_clear_states(handle_); }
+
+  // Profiling (a session created with kiln_session_options.profile; see runtime.h). The
+  // strings in the calls and rows live as long as the model.
+  std::vector<kiln_profile_call> profileCalls() const {
+    const kiln_profile_call *calls = nullptr;
+    size_t count = 0;
+    check(kiln_session_profile_calls(handle_, &calls, &count));
+    return std::vector<kiln_profile_call>(calls, calls + count);
+  }
+  std::vector<kiln_profile_row> profileSummary(kiln_profile_key by) const {
+    const kiln_profile_row *rows = nullptr;
+    size_t count = 0;
+    check(kiln_session_profile_summary(handle_, by, &rows, &count));
+    return std::vector<kiln_profile_row>(rows, rows + count);
+  }
+  void writeProfileTrace(const std::string &path) const {
+    check(kiln_session_profile_write_trace(handle_, path.c_str()));
+  }
+  void resetProfile() { check(kiln_session_profile_reset(handle_)); }
 
 private:
   static OutputView view(const kiln_tensor &t) {

@@ -71,6 +71,23 @@ TEST(Manifest, GoodManifestParses) {
   EXPECT_STREQ(info.dims[0], "B*S");
 }
 
+TEST(Manifest, StepsMayNameTheirSourceLines) {
+  const std::string step = "{\"kernel\": 0, \"args\": [0, 1, 2]}";
+  EXPECT_EQ(parseManifest(kGood)->entries[0].steps[0].loc, "");
+  auto m = parseManifest(replaced(kGood, step,
+                                  "{\"kernel\": 0, \"args\": [0, 1, 2], \"loc\": "
+                                  "\"m.cpp:7\", \"locs\": [\"m.cpp:7\", \"m.cpp:9\"]}"));
+  const StepDesc &s = m->entries[0].steps[0];
+  EXPECT_EQ(s.loc, "m.cpp:7");
+  EXPECT_EQ(s.locs, (std::vector<std::string>{"m.cpp:7", "m.cpp:9"}));
+  expectInvalid(replaced(kGood, step, "{\"kernel\": 0, \"args\": [0, 1, 2], \"loc\": 7}"),
+                "entries[0] ('forward').steps[0].loc: expected a string, got a number");
+  expectInvalid(
+      replaced(kGood, step,
+               "{\"kernel\": 0, \"args\": [0, 1, 2], \"locs\": [\"a:1\", 2]}"),
+      "entries[0] ('forward').steps[0].locs[1]: expected a string (\"file:line\")");
+}
+
 TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   auto [code, message] = failure("{\"abi_version\": 1,");
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);

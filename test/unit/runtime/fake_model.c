@@ -6,7 +6,10 @@
  *
  * Variants (compile definitions): FAKE_ABI_VERSION=N, FAKE_MISSING_KERNEL,
  * FAKE_BAD_MANIFEST, FAKE_BAD_METADATA, FAKE_FLOAT_BOUNDS (bounds on the f32 input x),
- * FAKE_BAD_BOUNDS (a malformed bounds expression). */
+ * FAKE_BAD_BOUNDS (a malformed bounds expression), FAKE_TARGET="..." (the manifest's
+ * target), FAKE_TARGET_SECTION (the target in the .kiln.target section too: the runtime
+ * reads it before dlopen) and FAKE_ABORT_ON_LOAD (a constructor that aborts: loading the
+ * library runs it). */
 #include <HalideRuntime.h>
 
 #include <stddef.h>
@@ -25,6 +28,17 @@
  * encode:   out = 2 * src_ids (as i64); its integer inputs declare value bounds: static
  *           ones on src_ids, ones with dimension expressions on src_lengths and start
  *           (which no kernel reads: the runtime checks them all the same) */
+#ifndef FAKE_TARGET
+#define FAKE_TARGET "x86-64-linux"
+#endif
+#ifdef FAKE_TARGET_SECTION
+__attribute__((section(".kiln.target"), used)) static const char target[] = FAKE_TARGET;
+#endif
+#ifdef FAKE_ABORT_ON_LOAD
+#include <stdlib.h>
+__attribute__((constructor)) static void abortOnLoad(void) { abort(); }
+#endif
+
 #ifdef FAKE_FLOAT_BOUNDS
 #define X_BOUNDS ", \"bounds\": [0, 1]"
 #else
@@ -39,7 +53,7 @@ static const char *manifest =
     "{\n"
     "  \"abi_version\": 2,\n"
     "  \"model\": \"fake\",\n"
-    "  \"target\": \"x86-64-linux\",\n"
+    "  \"target\": \"" FAKE_TARGET "\",\n"
     "  \"parameters\": [\n"
     "    {\"name\": \"proj.weight\", \"dtype\": \"f32\", \"shape\": [4]},\n"
     "    {\"name\": \"proj.bias\", \"dtype\": \"f32\", \"shape\": [2, 2]}\n"
@@ -87,9 +101,10 @@ static const char *manifest =
     "\"view_of\": 7}\n"
     "      ],\n"
     "      \"steps\": [\n"
-    "        {\"kernel\": 0, \"args\": [0, 1, 5]},\n"
-    "        {\"kernel\": 1, \"args\": [5, 2, 6]},\n"
-    "        {\"kernel\": 2, \"args\": [6, 4, 7]}\n"
+    "        {\"kernel\": 0, \"args\": [0, 1, 5], \"loc\": \"fake.cpp:10\"},\n"
+    "        {\"kernel\": 1, \"args\": [5, 2, 6], \"loc\": \"fake.cpp:11\"},\n"
+    "        {\"kernel\": 2, \"args\": [6, 4, 7], \"loc\": \"fake.cpp:12\", "
+    "\"locs\": [\"fake.cpp:12\", \"fake.cpp:13\"]}\n"
     "      ]\n"
     "    },\n"
     "    {\n"

@@ -29,6 +29,10 @@ inline constexpr int kModelAbiVersion = KILN_MODEL_ABI_VERSION;
 /// The C symbols that make a shared library a Kiln model.
 inline constexpr const char kManifestSymbol[] = "kiln_model_manifest";
 inline constexpr const char kAbiVersionSymbol[] = "kiln_model_abi_version";
+/// An ELF section holding the model's Halide target string, NUL-terminated, as the
+/// manifest's "target" gives it: the runtime reads it from the file before dlopen runs
+/// any of the library's code, to refuse a model this CPU cannot run. Optional.
+inline constexpr const char kTargetSection[] = ".kiln.target";
 /// Appended to a kernel's name: the entry point (`int NAME_argv(void **args)`) and the
 /// metadata (`const halide_filter_metadata_t *NAME_metadata(void)`) Halide generates.
 inline constexpr const char kKernelEntrySuffix[] = "_argv";
@@ -111,6 +115,8 @@ inline constexpr const char kStrides[] = "strides";
 // Steps.
 inline constexpr const char kKernel[] = "kernel";
 inline constexpr const char kArgs[] = "args";
+inline constexpr const char kLoc[] = "loc";   // the model's source line of the step
+inline constexpr const char kLocs[] = "locs"; // every line of a fused step
 } // namespace key
 
 /// The key of the index that a buffer of `kind` carries ("input": the input it holds,
