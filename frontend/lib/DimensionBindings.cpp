@@ -11,6 +11,7 @@
 #include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnDialect.h"
 #include "kiln/ir/KilnOps.h"
+#include "kiln/ir/SourceLocation.h"
 #include "kiln/ir/SymbolicShapes.h"
 
 #include "mlir/IR/Builders.h"
@@ -18,11 +19,6 @@
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::dsl;
-
-/// "file:line", where a state was first used.
-static std::string where(std::source_location loc) {
-  return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
-}
 
 bool ModelBuilder::useState(const std::string &name, const SymShape &shape, StateUse use,
                             std::source_location loc) {
@@ -34,7 +30,7 @@ bool ModelBuilder::useState(const std::string &name, const SymShape &shape, Stat
     error(loc, "state '" + name + "' has rank 0; a state's dimension 0 is its batch");
     return false;
   }
-  auto [it, inserted] = states_.try_emplace(name, StateInfo{shape, loc});
+  auto [it, inserted] = states_.try_emplace(name, StateInfo{shape, location(loc)});
   StateInfo &info = it->second;
   // Named dims are an entry's own (B here and B there may differ per run); ranks and
   // static sizes are the state's.
@@ -44,13 +40,14 @@ bool ModelBuilder::useState(const std::string &name, const SymShape &shape, Stat
            shape[i].size == info.shape[i].size;
   if (!fits) {
     error(loc, "state '" + name + "' is used here as " + toString(shape) + " but as " +
-                   toString(info.shape) + " at " + where(info.firstUse));
+                   toString(info.shape) + " at " +
+                   chainText(sourceFrames(info.firstUse)));
     return false;
   }
   if (use == StateUse::Create)
     info.created = true;
   else if (!info.firstNeed)
-    info.firstNeed = loc;
+    info.firstNeed = location(loc);
   return true;
 }
 
@@ -61,12 +58,18 @@ void ModelBuilder::markStateWrite() {
 }
 
 BuildError kiln::dsl::buildErrorAt(Location loc, std::string message) {
-  BuildError e{"", 0, 0, std::move(message)};
-  if (auto fileLoc = loc.dyn_cast<FileLineColLoc>()) {
-    e.file = fileLoc.getFilename().str();
-    e.line = fileLoc.getLine();
-    e.column = fileLoc.getColumn();
-  }
+  std::vector<SourceFrame> frames = sourceFrames(loc);
+  if (frames.empty())
+    return {"", 0, 0, std::move(message), {}};
+  auto at = [](const SourceFrame &frame, std::string text) {
+    return BuildError{frame.file, frame.line, frame.column, std::move(text), {}};
+  };
+  BuildError e = at(frames.front(), std::move(message));
+  // Frame i is a line of module i, which frame i - 1 called.
+  for (size_t i = 1; i < frames.size(); ++i)
+    e.notes.push_back(at(frames[i - 1], "in " + frames[i].module));
+  if (frames.size() > 1)
+    e.notes.push_back(at(frames.back(), "raised here"));
   return e;
 }
 

@@ -4,9 +4,17 @@
 
 using namespace kiln::dsl;
 
+/// "FILE:LINE:COLUMN: SEVERITY: MESSAGE".
+static std::string diagnosticLine(const BuildError &e, const char *severity) {
+  return e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + ": " +
+         severity + ": " + e.message;
+}
+
 std::string BuildError::str() const {
-  return file + ":" + std::to_string(line) + ":" + std::to_string(column) +
-         ": error: " + message;
+  std::string text = diagnosticLine(*this, "error");
+  for (const BuildError &note : notes)
+    text += "\n" + diagnosticLine(note, "note");
+  return text;
 }
 
 void Model::printErrors(llvm::raw_ostream &os) const {

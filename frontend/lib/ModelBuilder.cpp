@@ -43,12 +43,43 @@ ModelBuilder::ModelBuilder(std::string name)
 
 ModelBuilder::~ModelBuilder() = default;
 
+ModelBuilder::Scope::Scope(ModelBuilder &builder, const void *module, std::string name,
+                           std::source_location callSite) {
+  if (!builder.frames_.empty() && builder.frames_.back().module == module)
+    return;
+  builder.frames_.push_back({module, std::move(name), callSite});
+  builder_ = &builder;
+}
+
+ModelBuilder::Scope::~Scope() {
+  if (builder_)
+    builder_->frames_.pop_back();
+}
+
 Location ModelBuilder::location(std::source_location loc) {
-  return FileLineColLoc::get(context_.get(), loc.file_name(), loc.line(), loc.column());
+  auto fileLine = [&](std::source_location at) -> Location {
+    return FileLineColLoc::get(context_.get(), at.file_name(), at.line(), at.column());
+  };
+  if (frames_.empty())
+    return fileLine(loc);
+  // Each frame's call site is a line of the frame outside it (the user's, outermost).
+  Location caller = fileLine(frames_.front().callSite);
+  for (size_t i = 1; i < frames_.size(); ++i)
+    caller = CallSiteLoc::get(
+        NameLoc::get(StringAttr::get(context_.get(), frames_[i - 1].name),
+                     fileLine(frames_[i].callSite)),
+        caller);
+  return CallSiteLoc::get(
+      NameLoc::get(StringAttr::get(context_.get(), frames_.back().name), fileLine(loc)),
+      caller);
+}
+
+void ModelBuilder::error(Location loc, const std::string &message) {
+  errors_.push_back(buildErrorAt(loc, message));
 }
 
 void ModelBuilder::error(std::source_location loc, const std::string &message) {
-  errors_.push_back({loc.file_name(), loc.line(), loc.column(), message});
+  error(location(loc), message);
 }
 
 Parameter ModelBuilder::parameter(const std::string &name, std::vector<int64_t> shape,
@@ -158,11 +189,14 @@ Model ModelBuilder::finish() {
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
     if (state->declaredOutputs == 0 && !state->writesState)
       errors_.push_back(
-          {"", 0, 0,
-           "entry point '" + state->name + "' has no outputs and writes no state"});
+          {"",
+           0,
+           0,
+           "entry point '" + state->name + "' has no outputs and writes no state",
+           {}});
   }
   if (entries_.empty())
-    errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point"});
+    errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point", {}});
   for (const auto &[name, info] : states_)
     if (!info.created && info.firstNeed)
       error(*info.firstNeed, "state '" + name +

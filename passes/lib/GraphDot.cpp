@@ -13,13 +13,13 @@
 #include "kiln/passes/GraphDot.h"
 #include "PassDetail.h"
 
+#include "kiln/ir/SourceLocation.h"
 #include "kiln/ir/SymbolicShapes.h"
 
 #include "mlir/Support/IndentedOstream.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -56,18 +56,28 @@ std::string label(llvm::ArrayRef<std::string> lines) {
   return "\"" + llvm::join(llvm::map_range(lines, escaped), "\\n") + "\"";
 }
 
-/// The distinct model lines that `loc` points at (a fused op's location lists every
-/// line it came from), as (file name, line), sorted.
-std::vector<std::pair<std::string, unsigned>> modelLines(Location loc) {
-  std::vector<std::pair<std::string, unsigned>> lines;
-  loc->walk([&](Location part) {
-    if (auto file = part.dyn_cast<FileLineColLoc>())
-      lines.emplace_back(llvm::sys::path::filename(file.getFilename().getValue()).str(),
-                         file.getLine());
-    return WalkResult::advance();
-  });
-  llvm::sort(lines);
-  lines.erase(std::unique(lines.begin(), lines.end()), lines.end());
+/// The lines of the model that an op's location points at, as (file name, line), each
+/// list sorted: the user's lines, and the innermost nn module's lines for an op built
+/// inside one (a fused op's location has a chain per op it came from).
+struct ModelLines {
+  std::vector<std::pair<std::string, unsigned>> user, module;
+};
+
+ModelLines modelLines(Location loc) {
+  ModelLines lines;
+  auto add = [](std::vector<std::pair<std::string, unsigned>> &list,
+                const SourceFrame &frame) {
+    list.emplace_back(baseName(frame.file), frame.line);
+  };
+  for (const std::vector<SourceFrame> &chain : sourceChains(loc)) {
+    add(lines.user, chain.front());
+    if (chain.size() > 1)
+      add(lines.module, chain.back());
+  }
+  for (auto *list : {&lines.user, &lines.module}) {
+    llvm::sort(*list);
+    list->erase(std::unique(list->begin(), list->end()), list->end());
+  }
   return lines;
 }
 
@@ -176,9 +186,12 @@ private:
     }
     for (Value result : op.getResults())
       lines.push_back(typeText(result));
-    // A fused op (attention, a packed projection) shows every line it came from.
-    if (std::string where = lineText(modelLines(op.getLoc())); !where.empty())
-      lines.push_back(where);
+    // The user's line, then the nn module's line that built the op; a fused op
+    // (attention, a packed projection) shows every line it came from.
+    ModelLines where = modelLines(op.getLoc());
+    for (const auto *list : {&where.user, &where.module})
+      if (std::string text = lineText(*list); !text.empty())
+        lines.push_back(text);
     std::string id = newNode(lines, "");
     for (Value result : op.getResults())
       ids[result] = id;

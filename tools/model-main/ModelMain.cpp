@@ -10,6 +10,7 @@
 
 #include "kiln/backends/halide/Compile.h"
 #include "kiln/frontend/Registry.h"
+#include "kiln/ir/SourceLocation.h"
 #include "kiln/passes/GraphDot.h"
 #include "kiln/passes/Passes.h"
 
@@ -119,29 +120,25 @@ void exposeMlirOptions() {
   llvm::cl::HideUnrelatedOptions({&compilerCategory, &mlirCategory});
 }
 
-/// The model file's line in `loc`: itself, or the first of a fused location (a fused op
-/// points at every line it came from).
-FileLineColLoc fileLocation(Location loc) {
-  if (auto fused = loc.dyn_cast<FusedLoc>()) {
-    for (Location part : fused.getLocations())
-      if (FileLineColLoc inner = fileLocation(part))
-        return inner;
-    return {};
-  }
-  return loc.dyn_cast<FileLineColLoc>();
-}
-
-/// Prints diagnostics as compilers do: "model.cpp:12:5: error: ...", then any notes.
+/// Prints diagnostics as compilers do: "model.cpp:12:5: error: ...", then any notes. The
+/// position is the user's line; an op built inside an nn module names the module and its
+/// line after the message ("[in nn::Linear 'enc.linear1', Layers.cpp:17]"). A fused
+/// location is read at its first part.
 void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic &diag) {
   auto print = [&](Location loc, llvm::StringRef severity, llvm::StringRef message) {
-    if (FileLineColLoc fileLoc = fileLocation(loc))
-      os << fileLoc.getFilename().getValue() << ":" << fileLoc.getLine() << ":"
-         << fileLoc.getColumn();
+    std::vector<SourceFrame> frames = sourceFrames(loc);
+    if (!frames.empty())
+      os << frames.front().file << ":" << frames.front().line << ":"
+         << frames.front().column;
     else if (auto nameLoc = loc.dyn_cast<NameLoc>())
       os << nameLoc.getName();
     else
       os << program;
-    os << ": " << severity << ": " << message << "\n";
+    os << ": " << severity << ": " << message;
+    if (frames.size() > 1)
+      os << " [in " << frames.back().module << ", " << baseName(frames.back().file) << ":"
+         << frames.back().line << "]";
+    os << "\n";
   };
   const char *severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"
                          : diag.getSeverity() == DiagnosticSeverity::Warning ? "warning"

@@ -15,6 +15,8 @@
 #include "Manifest.h"
 #include "Plan.h"
 
+#include "kiln/ir/SourceLocation.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -53,14 +55,18 @@ FailureOr<Halide::Target> parseTarget(ModuleOp module, llvm::StringRef text) {
   return target;
 }
 
-/// "'kiln.matmul' at model.cpp:12:3", for messages about a kernel.
+/// "'kiln.matmul' at model.cpp:12:3" (with its call chain for an op of an nn module),
+/// for messages about a kernel.
 std::string describeOp(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "'" << op->getName() << "' at ";
-  if (auto loc = op->getLoc().dyn_cast<FileLineColLoc>())
-    os << loc.getFilename().getValue() << ":" << loc.getLine() << ":" << loc.getColumn();
-  else
+  if (std::vector<SourceFrame> frames = sourceFrames(op->getLoc()); !frames.empty()) {
+    os << frames.front().file << ":" << frames.front().line << ":"
+       << frames.front().column;
+    if (frames.size() > 1)
+      os << " (" << chainText(frames) << ")";
+  } else
     os << op->getLoc();
   return os.str();
 }

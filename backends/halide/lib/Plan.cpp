@@ -15,25 +15,13 @@
 
 #include "Planner.h"
 
+#include "kiln/ir/SourceLocation.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
 namespace kiln::halide_backend {
-
-std::vector<std::string> sourceLines(Location loc) {
-  std::vector<std::string> lines;
-  loc->walk([&](Location inner) {
-    if (auto file = inner.dyn_cast<FileLineColLoc>()) {
-      std::string line =
-          (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine())).str();
-      if (!llvm::is_contained(lines, line))
-        lines.push_back(std::move(line));
-    }
-    return WalkResult::advance();
-  });
-  return lines;
-}
 
 std::string sanitizeIdentifier(llvm::StringRef name) {
   std::string out = name.str();
@@ -204,7 +192,7 @@ void Planner::pushStep(EntryPlan &entry, Operation *op, int kernel,
   StepPlan step;
   step.kernel = kernel;
   step.args = std::move(args);
-  step.locs = sourceLines(op->getLoc());
+  step.locs = chainTexts(op->getLoc());
   entry.steps.push_back(std::move(step));
 }
 

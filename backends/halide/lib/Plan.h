@@ -76,9 +76,10 @@ struct StepPlan {
   int kernel = -1;
   /// Buffer indices: the kernel's inputs in operand order, then its output.
   std::vector<int> args;
-  /// The model's source lines the step computes ("model.cpp:42"), each once, in the
-  /// order of its op's location: one for a plain op, the lines of every member for a
-  /// fused one (its first op's first). Empty when the op has no file location.
+  /// The model's source lines the step computes, each as its call chain (kiln::chainText:
+  /// "model.cpp:42", or "model.cpp:42 > Attention.cpp:37" for an op of an nn module),
+  /// each once, in the order of its op's location: one for a plain op, one per member
+  /// for a fused one (its first op's first). Empty when the op has no file location.
   std::vector<std::string> locs;
 };
 
@@ -117,10 +118,6 @@ struct ModelPlan {
 /// is not a view.
 mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model,
                                      bool layoutRemarks = false);
-
-/// The distinct "file:line" of every file location in `loc` (a fused location holds
-/// several), in order.
-std::vector<std::string> sourceLines(mlir::Location loc);
 
 /// `name` with every character that cannot appear in a C identifier replaced by '_'.
 std::string sanitizeIdentifier(llvm::StringRef name);

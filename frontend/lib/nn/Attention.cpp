@@ -10,7 +10,8 @@ using namespace kiln::dsl::nn;
 
 MultiHeadAttention::MultiHeadAttention(ModelBuilder &m, const std::string &prefix,
                                        int64_t dModel, int64_t heads)
-    : inWeight_(m.parameter(prefix + "in_proj_weight", {3 * dModel, dModel})),
+    : module_(m, "nn::MultiHeadAttention", prefix),
+      inWeight_(m.parameter(prefix + "in_proj_weight", {3 * dModel, dModel})),
       inBias_(m.parameter(prefix + "in_proj_bias", {3 * dModel})),
       outProj_(m, prefix + "out_proj", dModel, dModel), dModel_(dModel), heads_(heads) {}
 
@@ -27,12 +28,16 @@ Tensor MultiHeadAttention::mergeHeads(const Tensor &x) const {
   return reshape(transpose(x, {0, 2, 1, 3}), {0, 0, dModel_});
 }
 
-Tensor MultiHeadAttention::heads(const Tensor &x, int part) const {
+Tensor MultiHeadAttention::heads(const Tensor &x, int part,
+                                 std::source_location loc) const {
+  auto scope = module_.enter(loc);
   return splitHeads(project(x, part));
 }
 
 Tensor MultiHeadAttention::attend(const Tensor &q, const Tensor &k, const Tensor &v,
-                                  const std::optional<Tensor> &mask) const {
+                                  const std::optional<Tensor> &mask,
+                                  std::source_location loc) const {
+  auto scope = module_.enter(loc);
   float headDim = static_cast<float>(dModel_ / heads_);
   Tensor scores = matmul(q, k, /*transposeLhs=*/false, /*transposeRhs=*/true) *
                   (1.0f / std::sqrt(headDim));
@@ -44,7 +49,9 @@ Tensor MultiHeadAttention::attend(const Tensor &q, const Tensor &k, const Tensor
 
 Tensor MultiHeadAttention::operator()(const Tensor &query, const Tensor &key,
                                       const Tensor &value,
-                                      const std::optional<Tensor> &mask) const {
+                                      const std::optional<Tensor> &mask,
+                                      std::source_location loc) const {
+  auto scope = module_.enter(loc);
   // Named in order: argument evaluation order is unspecified, and the IR should read
   // q, k, v.
   Tensor q = heads(query, 0);

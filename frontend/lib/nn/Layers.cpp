@@ -9,28 +9,33 @@ using namespace kiln::dsl;
 using namespace kiln::dsl::nn;
 
 Linear::Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out)
-    : weight_(m.parameter(prefix + ".weight", {out, in})),
+    : module_(m, "nn::Linear", prefix),
+      weight_(m.parameter(prefix + ".weight", {out, in})),
       bias_(m.parameter(prefix + ".bias", {out})) {}
 
 Tensor Linear::operator()(const Tensor &x, std::source_location loc) const {
-  return linear(x, weight_.get(loc), bias_.get(loc), loc);
+  auto scope = module_.enter(loc);
+  return linear(x, weight_, bias_);
 }
 
 LayerNorm::LayerNorm(ModelBuilder &m, const std::string &prefix, int64_t dim,
                      float epsilon)
-    : weight_(m.parameter(prefix + ".weight", {dim})),
+    : module_(m, "nn::LayerNorm", prefix),
+      weight_(m.parameter(prefix + ".weight", {dim})),
       bias_(m.parameter(prefix + ".bias", {dim})), epsilon_(epsilon) {}
 
 Tensor LayerNorm::operator()(const Tensor &x, std::source_location loc) const {
-  return layerNorm(x, weight_.get(loc), bias_.get(loc), epsilon_, loc);
+  auto scope = module_.enter(loc);
+  return layerNorm(x, weight_, bias_, epsilon_);
 }
 
 FeedForward::FeedForward(ModelBuilder &m, const std::string &prefix, int64_t dModel,
                          int64_t dFF, Activation activation)
-    : linear1_(m, prefix + "linear1", dModel, dFF),
+    : module_(m, "nn::FeedForward", prefix), linear1_(m, prefix + "linear1", dModel, dFF),
       linear2_(m, prefix + "linear2", dFF, dModel), activation_(activation) {}
 
-Tensor FeedForward::operator()(const Tensor &x) const {
+Tensor FeedForward::operator()(const Tensor &x, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Tensor hidden = linear1_(x);
   hidden = activation_ == Activation::GELU ? gelu(hidden) : relu(hidden);
   return linear2_(hidden);
@@ -38,24 +43,29 @@ Tensor FeedForward::operator()(const Tensor &x) const {
 
 Embedding::Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab,
                      int64_t dModel)
-    : table_(m.parameter(prefix + ".weight", {vocab, dModel})), vocab_(vocab),
+    : module_(m, "nn::Embedding", prefix),
+      table_(m.parameter(prefix + ".weight", {vocab, dModel})), vocab_(vocab),
       dModel_(dModel) {}
 
 Tensor Embedding::scaledRows(const Tensor &ids) const {
   return embedding(table_, ids) * std::sqrt(static_cast<float>(dModel_));
 }
 
-Tensor Embedding::operator()(const Tensor &ids) const {
+Tensor Embedding::operator()(const Tensor &ids, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Tensor scaled = scaledRows(ids);
   return scaled + sinusoid(positions(ids, /*axis=*/1), dModel_);
 }
 
-Tensor Embedding::atPosition(const Tensor &ids, const Tensor &position) const {
+Tensor Embedding::atPosition(const Tensor &ids, const Tensor &position,
+                             std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Tensor scaled = scaledRows(ids);
   // [1, d_model], broadcast over the batch as operator()'s [T, d_model] is.
   return scaled + sinusoid(reshape(position, {1}), dModel_);
 }
 
-Tensor Embedding::project(const Tensor &x) const {
+Tensor Embedding::project(const Tensor &x, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   return matmul(x, table_, /*transposeLhs=*/false, /*transposeRhs=*/true);
 }

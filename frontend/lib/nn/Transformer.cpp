@@ -25,12 +25,15 @@ static std::string layerPrefix(const std::string &stack, size_t i) {
 
 EncoderLayer::EncoderLayer(ModelBuilder &m, const std::string &prefix,
                            const TransformerConfig &c)
-    : selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
+    : module_(m, "nn::EncoderLayer", prefix),
+      selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
       feedForward_(m, prefix, c.dModel, c.dFF, c.activation),
       norm1_(m, prefix + "norm1", c.dModel, c.layerNormEps),
       norm2_(m, prefix + "norm2", c.dModel, c.layerNormEps), normFirst_(c.normFirst) {}
 
-Tensor EncoderLayer::operator()(const Tensor &x, const Tensor &srcMask) const {
+Tensor EncoderLayer::operator()(const Tensor &x, const Tensor &srcMask,
+                                std::source_location loc) const {
+  auto scope = module_.enter(loc);
   if (normFirst_) {
     Tensor n = norm1_(x);
     Tensor h = x + selfAttn_(n, n, n, srcMask);
@@ -42,7 +45,8 @@ Tensor EncoderLayer::operator()(const Tensor &x, const Tensor &srcMask) const {
 
 DecoderLayer::DecoderLayer(ModelBuilder &m, const std::string &prefix,
                            const TransformerConfig &c)
-    : selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
+    : module_(m, "nn::DecoderLayer", prefix),
+      selfAttn_(m, prefix + "self_attn.", c.dModel, c.heads),
       crossAttn_(m, prefix + "multihead_attn.", c.dModel, c.heads),
       feedForward_(m, prefix, c.dModel, c.dFF, c.activation),
       norm1_(m, prefix + "norm1", c.dModel, c.layerNormEps),
@@ -65,8 +69,9 @@ Tensor DecoderLayer::sublayers(const Tensor &x, const Sublayer &selfAttend,
 }
 
 Tensor DecoderLayer::operator()(const Tensor &x, const Tensor &memory,
-                                const Tensor &causalMask,
-                                const Tensor &memoryMask) const {
+                                const Tensor &causalMask, const Tensor &memoryMask,
+                                std::source_location loc) const {
+  auto scope = module_.enter(loc);
   return sublayers(
       x, [&](const Tensor &in) { return selfAttn_(in, in, in, causalMask); },
       [&](const Tensor &in) { return crossAttn_(in, memory, memory, memoryMask); });
@@ -77,7 +82,9 @@ static Dim declared(const SymDim &dim) {
   return dim.isStatic() ? Dim(dim.size) : dyn(dim.expr);
 }
 
-void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory) const {
+void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory,
+                                 std::source_location loc) const {
+  auto scope = module_.enter(loc);
   if (!memory.valid())
     return; // The op that made it has said why.
   stateWrite(prefix_ + "multihead_attn.memory_k", crossAttn_.heads(memory, 1));
@@ -90,7 +97,9 @@ void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory) const {
 }
 
 Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
-                          const Dim &source, const Tensor &srcLengths) const {
+                          const Dim &source, const Tensor &srcLengths,
+                          std::source_location loc) const {
+  auto scope = module_.enter(loc);
   if (!x.valid())
     return {};
   auto selfAttend = [&](const Tensor &in) {
@@ -115,20 +124,24 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
   return sublayers(x, selfAttend, crossAttend);
 }
 
-Encoder::Encoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c) {
+Encoder::Encoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c)
+    : module_(m, "nn::Encoder", prefix) {
   for (int64_t i = 0; i < c.encoderLayers; ++i)
     layers_.emplace_back(m, layerPrefix(prefix, i), c);
   if (c.finalNorm)
     norm_.emplace(m, prefix + ".norm", c.dModel, c.layerNormEps);
 }
 
-Tensor Encoder::operator()(Tensor x, const Tensor &srcMask) const {
+Tensor Encoder::operator()(Tensor x, const Tensor &srcMask,
+                           std::source_location loc) const {
+  auto scope = module_.enter(loc);
   for (const EncoderLayer &layer : layers_)
     x = layer(x, srcMask);
   return norm_ ? (*norm_)(x) : x;
 }
 
-Decoder::Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c) {
+Decoder::Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c)
+    : module_(m, "nn::Decoder", prefix) {
   for (int64_t i = 0; i < c.decoderLayers; ++i)
     layers_.emplace_back(m, layerPrefix(prefix, i), c);
   if (c.finalNorm)
@@ -136,19 +149,23 @@ Decoder::Decoder(ModelBuilder &m, const std::string &prefix, const TransformerCo
 }
 
 Tensor Decoder::operator()(Tensor x, const Tensor &memory, const Tensor &causalMask,
-                           const Tensor &memoryMask) const {
+                           const Tensor &memoryMask, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   for (const DecoderLayer &layer : layers_)
     x = layer(x, memory, causalMask, memoryMask);
   return norm_ ? (*norm_)(x) : x;
 }
 
-void Decoder::startDecoding(Entry &entry, const Tensor &memory) const {
+void Decoder::startDecoding(Entry &entry, const Tensor &memory,
+                            std::source_location loc) const {
+  auto scope = module_.enter(loc);
   for (const DecoderLayer &layer : layers_)
     layer.startDecoding(entry, memory);
 }
 
 Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
-                     const Tensor &srcLengths) const {
+                     const Tensor &srcLengths, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   for (const DecoderLayer &layer : layers_)
     x = layer.step(entry, x, position, source, srcLengths);
   return norm_ ? (*norm_)(x) : x;
@@ -156,7 +173,7 @@ Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &sou
 
 Transformer::Transformer(ModelBuilder &m, const std::string &prefix,
                          const TransformerConfig &c)
-    : config_(c),
+    : module_(m, "nn::Transformer", prefix), config_(c),
       srcEmbed_(m, c.sharedEmbeddings ? "embed" : "src_embed", c.srcVocab, c.dModel),
       tgtEmbed_(m, c.sharedEmbeddings ? "embed" : "tgt_embed", c.tgtVocab, c.dModel),
       encoder_(m, prefix + ".encoder", c), decoder_(m, prefix + ".decoder", c) {}
@@ -165,32 +182,39 @@ Tensor Transformer::keyPaddingMask(const Tensor &lengths, const Tensor &keysLike
   return reshape(paddingMask(lengths, keysLike, /*axis=*/1), {0, 1, 1, -1});
 }
 
-Tensor Transformer::encode(const Tensor &srcIds, const Tensor &srcLengths) const {
+Tensor Transformer::encode(const Tensor &srcIds, const Tensor &srcLengths,
+                           std::source_location loc) const {
+  auto scope = module_.enter(loc);
   return encoder_(srcEmbed_(srcIds), keyPaddingMask(srcLengths, srcIds));
 }
 
 Tensor Transformer::decode(const Tensor &tgtIds, const Tensor &memory,
-                           const Tensor &srcLengths) const {
+                           const Tensor &srcLengths, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Tensor causal = causalMask(tgtIds, /*axis=*/1);
   Tensor out =
       decoder_(tgtEmbed_(tgtIds), memory, causal, keyPaddingMask(srcLengths, memory));
   return tgtEmbed_.project(out);
 }
 
-void Transformer::startDecoding(Entry &entry, const Tensor &memory) const {
+void Transformer::startDecoding(Entry &entry, const Tensor &memory,
+                                std::source_location loc) const {
+  auto scope = module_.enter(loc);
   decoder_.startDecoding(entry, memory);
 }
 
 Tensor Transformer::decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
                                const Dim &position, const Dim &source,
-                               const Tensor &srcLengths) const {
+                               const Tensor &srcLengths, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Tensor out = decoder_.step(entry, tgtEmbed_.atPosition(tgtIds, step), position, source,
                              srcLengths);
   // [B, 1, V] -> [B, V]: one position per run.
   return reshape(tgtEmbed_.project(out), {0, config_.tgtVocab});
 }
 
-void Transformer::declareEntries(ModelBuilder &m) const {
+void Transformer::declareEntries(ModelBuilder &m, std::source_location loc) const {
+  auto scope = module_.enter(loc);
   Dim batch = dyn("B"), src = dyn("S"), tgt = dyn("T"), position = dyn("P");
 
   Entry enc = m.entry("encode");

@@ -27,13 +27,19 @@
 
 namespace kiln::dsl {
 
-/// An error in a user's model, at the DSL call that caused it.
+/// An error in a user's model, at the DSL call that caused it: the user's own line
+/// when the error arose inside an nn module, with the chain of module calls as notes.
 struct BuildError {
   std::string file;
   unsigned line = 0;
   unsigned column = 0;
   std::string message;
-  /// "model.cpp:12:5: error: ...", as compilers print.
+  /// Where the error arose, outermost first: "in nn::Encoder 'transformer.encoder'" at
+  /// the line that called that module, and so on inward to "raised here" at the line
+  /// of the innermost module. Empty for an error of the user's own line.
+  std::vector<BuildError> notes;
+  /// "model.cpp:12:5: error: ...", as compilers print, then a line per note
+  /// ("Transformer.cpp:80:5: note: in nn::Encoder 'transformer.encoder'").
   std::string str() const;
 };
 
@@ -156,7 +162,28 @@ public:
   // -- Used by the DSL's ops (Ops.cpp, nn modules); not needed to write a model. --
 
   mlir::MLIRContext &context() { return *context_; }
+
+  /// A call into an nn module: while the scope lives, ops built at a line of the module
+  /// get the whole call chain as their location (kiln/ir/SourceLocation.h), so that they
+  /// point at the user's line. A call from inside the same module (a module's method
+  /// using another of its methods) adds no frame.
+  class Scope {
+  public:
+    Scope(ModelBuilder &builder, const void *module, std::string name,
+          std::source_location callSite);
+    ~Scope();
+    Scope(const Scope &) = delete;
+    Scope &operator=(const Scope &) = delete;
+
+  private:
+    /// Null when the scope added no frame.
+    ModelBuilder *builder_ = nullptr;
+  };
+
+  /// `loc` in the chain of the open scopes: a FileLineColLoc outside any, otherwise a
+  /// CallSiteLoc whose outermost caller is the user's line.
   mlir::Location location(std::source_location loc);
+  /// Records an error at `loc` (in the chain of the open scopes).
   void error(std::source_location loc, const std::string &message);
   bool hasErrors() const { return !errors_.empty(); }
   /// Checks that all operands are valid tensors of one entry and points the op builder at
@@ -190,6 +217,9 @@ private:
   /// reports dimension names that the entry binds twice (a value dim also bound by a
   /// shape) or uses unbound (in bounds, a new state's dims, a cache's position).
   void bindDimensions(EntryState &state);
+  /// Records an error at an op's location: at the user's line, with the chain of
+  /// module calls as notes.
+  void error(mlir::Location loc, const std::string &message);
 
   std::string name_;
   std::unique_ptr<mlir::MLIRContext> context_;
@@ -206,12 +236,19 @@ private:
   /// creates it, and where it is first read or updated.
   struct StateInfo {
     SymShape shape;
-    std::source_location firstUse;
+    mlir::Location firstUse;
     bool created = false;
-    std::optional<std::source_location> firstNeed;
+    std::optional<mlir::Location> firstNeed;
   };
   std::map<std::string, StateInfo> states_;
   std::vector<BuildError> errors_;
+  /// The open scopes, outermost first.
+  struct Frame {
+    const void *module;
+    std::string name;
+    std::source_location callSite;
+  };
+  std::vector<Frame> frames_;
 };
 
 } // namespace kiln::dsl

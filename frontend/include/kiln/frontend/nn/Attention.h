@@ -25,18 +25,21 @@ public:
   /// broadcasts to [B, H, Tq, Tk]. The same as attend(heads(query, 0), heads(key, 1),
   /// heads(value, 2), mask).
   Tensor operator()(const Tensor &query, const Tensor &key, const Tensor &value,
-                    const std::optional<Tensor> &mask) const;
+                    const std::optional<Tensor> &mask,
+                    std::source_location loc = std::source_location::current()) const;
 
   // The two halves, for callers that keep keys and values between runs (incremental
   // decoding: the keys of earlier steps come from a cache, not from this run's input).
 
   /// Part `part` of the input projection (0: queries, 1: keys, 2: values) of x
   /// [B, T, D], split into heads: [B, H, T, D/H].
-  Tensor heads(const Tensor &x, int part) const;
+  Tensor heads(const Tensor &x, int part,
+               std::source_location loc = std::source_location::current()) const;
   /// Scaled dot-product attention of q [B, H, Tq, D/H] over k, v [B, H, Tk, D/H], heads
   /// merged and projected out: softmax(q·kᵀ/√(D/H) + mask)·v -> [B, Tq, D].
   Tensor attend(const Tensor &q, const Tensor &k, const Tensor &v,
-                const std::optional<Tensor> &mask) const;
+                const std::optional<Tensor> &mask,
+                std::source_location loc = std::source_location::current()) const;
 
 private:
   /// [B, T, D] -> [B, H, T, D/H]
@@ -46,6 +49,7 @@ private:
   /// Rows [part·D, (part+1)·D) of the stacked input projection.
   Tensor project(const Tensor &x, int part) const;
 
+  Module module_;
   Parameter inWeight_, inBias_;
   Linear outProj_;
   int64_t dModel_, heads_;

@@ -10,6 +10,7 @@
 
 #include "kiln/frontend/ModelBuilder.h"
 #include "kiln/frontend/Ops.h"
+#include "kiln/frontend/nn/Module.h"
 
 namespace kiln::dsl::nn {
 
@@ -21,6 +22,7 @@ public:
                     std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   Parameter weight_, bias_;
 };
 
@@ -32,6 +34,7 @@ public:
                     std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   Parameter weight_, bias_;
   float epsilon_;
 };
@@ -43,9 +46,11 @@ class FeedForward {
 public:
   FeedForward(ModelBuilder &m, const std::string &prefix, int64_t dModel, int64_t dFF,
               Activation activation);
-  Tensor operator()(const Tensor &x) const;
+  Tensor operator()(const Tensor &x,
+                    std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   Linear linear1_, linear2_;
   Activation activation_;
 };
@@ -56,18 +61,22 @@ class Embedding {
 public:
   Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab, int64_t dModel);
   /// ids [B, T] -> [B, T, d_model]
-  Tensor operator()(const Tensor &ids) const;
+  Tensor operator()(const Tensor &ids,
+                    std::source_location loc = std::source_location::current()) const;
   /// ids [B, 1] at the position given by the rank-0 i32 `position` (a decoding step)
   /// -> [B, 1, d_model]: the row operator() gives that position in a whole sequence.
-  Tensor atPosition(const Tensor &ids, const Tensor &position) const;
+  Tensor atPosition(const Tensor &ids, const Tensor &position,
+                    std::source_location loc = std::source_location::current()) const;
   /// x [B, T, d_model] -> logits [B, T, vocab] through the transposed table.
-  Tensor project(const Tensor &x) const;
+  Tensor project(const Tensor &x,
+                 std::source_location loc = std::source_location::current()) const;
   int64_t vocab() const { return vocab_; }
 
 private:
   /// The table's rows for ids, scaled by sqrt(d_model), before positions are added.
   Tensor scaledRows(const Tensor &ids) const;
 
+  Module module_;
   Parameter table_;
   int64_t vocab_, dModel_;
 };

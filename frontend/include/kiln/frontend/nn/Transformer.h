@@ -46,9 +46,11 @@ struct TransformerConfig {
 class EncoderLayer {
 public:
   EncoderLayer(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
-  Tensor operator()(const Tensor &x, const Tensor &srcMask) const;
+  Tensor operator()(const Tensor &x, const Tensor &srcMask,
+                    std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   MultiHeadAttention selfAttn_;
   FeedForward feedForward_;
   LayerNorm norm1_, norm2_;
@@ -59,7 +61,8 @@ class DecoderLayer {
 public:
   DecoderLayer(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
   Tensor operator()(const Tensor &x, const Tensor &memory, const Tensor &causalMask,
-                    const Tensor &memoryMask) const;
+                    const Tensor &memoryMask,
+                    std::source_location loc = std::source_location::current()) const;
 
   // Incremental decoding, one target position per run, with states named after the
   // layer (PREFIX is e.g. `transformer.decoder.layers.0.`):
@@ -70,13 +73,15 @@ public:
 
   /// Writes the cross-attention keys and values of memory [B, S, D] and allocates empty
   /// self-attention caches.
-  void startDecoding(Entry &entry, const Tensor &memory) const;
+  void startDecoding(Entry &entry, const Tensor &memory,
+                     std::source_location loc = std::source_location::current()) const;
   /// x [B, 1, D], the target at position `position` (P) -> [B, 1, D]: appends its keys
   /// and values to the caches and attends over positions 0..P, then over the memory's
   /// `source` (S) positions, masked past each sequence's srcLengths [B]. Equals
   /// operator() at position P of a prefix of P + 1 targets.
   Tensor step(Entry &entry, const Tensor &x, const Dim &position, const Dim &source,
-              const Tensor &srcLengths) const;
+              const Tensor &srcLengths,
+              std::source_location loc = std::source_location::current()) const;
 
 private:
   using Sublayer = std::function<Tensor(const Tensor &)>;
@@ -85,6 +90,7 @@ private:
   Tensor sublayers(const Tensor &x, const Sublayer &selfAttend,
                    const Sublayer &crossAttend) const;
 
+  Module module_;
   MultiHeadAttention selfAttn_, crossAttn_;
   FeedForward feedForward_;
   LayerNorm norm1_, norm2_, norm3_;
@@ -96,9 +102,11 @@ private:
 class Encoder {
 public:
   Encoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
-  Tensor operator()(Tensor x, const Tensor &srcMask) const;
+  Tensor operator()(Tensor x, const Tensor &srcMask,
+                    std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   std::vector<EncoderLayer> layers_;
   std::optional<LayerNorm> norm_;
 };
@@ -107,14 +115,18 @@ class Decoder {
 public:
   Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
   Tensor operator()(Tensor x, const Tensor &memory, const Tensor &causalMask,
-                    const Tensor &memoryMask) const;
+                    const Tensor &memoryMask,
+                    std::source_location loc = std::source_location::current()) const;
   /// DecoderLayer::startDecoding of every layer.
-  void startDecoding(Entry &entry, const Tensor &memory) const;
+  void startDecoding(Entry &entry, const Tensor &memory,
+                     std::source_location loc = std::source_location::current()) const;
   /// DecoderLayer::step through every layer, then the final norm.
   Tensor step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
-              const Tensor &srcLengths) const;
+              const Tensor &srcLengths,
+              std::source_location loc = std::source_location::current()) const;
 
 private:
+  Module module_;
   std::vector<DecoderLayer> layers_;
   std::optional<LayerNorm> norm_;
 };
@@ -140,26 +152,29 @@ public:
   Transformer(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c);
 
   /// src_ids [B, S] (i32), src_lengths [B] -> memory [B, S, D]
-  Tensor encode(const Tensor &srcIds, const Tensor &srcLengths) const;
+  Tensor encode(const Tensor &srcIds, const Tensor &srcLengths,
+                std::source_location loc = std::source_location::current()) const;
   /// tgt_ids [B, T], memory [B, S, D], src_lengths [B] -> logits [B, T, tgt_vocab];
   /// every target position sees only itself and earlier ones.
-  Tensor decode(const Tensor &tgtIds, const Tensor &memory,
-                const Tensor &srcLengths) const;
+  Tensor decode(const Tensor &tgtIds, const Tensor &memory, const Tensor &srcLengths,
+                std::source_location loc = std::source_location::current()) const;
 
   /// Incremental decoding (see the class comment): writes the states of every decoder
   /// layer from memory [B, S, D].
-  void startDecoding(Entry &entry, const Tensor &memory) const;
+  void startDecoding(Entry &entry, const Tensor &memory,
+                     std::source_location loc = std::source_location::current()) const;
   /// tgt_ids [B, 1] at position `position` (P; `step` is the rank-0 i32 input whose
   /// value binds it), with the memory of `source` (S) positions and src_lengths [B] ->
   /// logits [B, tgt_vocab] of that position.
   Tensor decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
-                    const Dim &position, const Dim &source,
-                    const Tensor &srcLengths) const;
+                    const Dim &position, const Dim &source, const Tensor &srcLengths,
+                    std::source_location loc = std::source_location::current()) const;
 
   /// Declares the entry points `encode`, `decode`, `decode_start` and `decode_step`
   /// (the class comment) with dynamic B, S, T and P, and value bounds on ids, lengths
   /// and steps so the runtime rejects bad input.
-  void declareEntries(ModelBuilder &m) const;
+  void declareEntries(ModelBuilder &m,
+                      std::source_location loc = std::source_location::current()) const;
 
   const TransformerConfig &config() const { return config_; }
 
@@ -167,6 +182,7 @@ private:
   /// [B, S] additive key mask from lengths, shaped [B, 1, 1, S] for [B, H, Tq, S].
   Tensor keyPaddingMask(const Tensor &lengths, const Tensor &keysLike) const;
 
+  Module module_;
   TransformerConfig config_;
   Embedding srcEmbed_, tgtEmbed_;
   Encoder encoder_;
