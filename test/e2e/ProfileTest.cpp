@@ -3,7 +3,9 @@
 // The shipped demo model run with kiln_session_options.profile: every kernel of its
 // entry is timed once per step and run, each call carries a line of the model's source
 // that exists, the aggregates add up, and the Chrome trace has one event per call; and
-// num_threads reaches the thread pool of the model's own Halide runtime.
+// num_threads reaches the thread pool of the model's own Halide runtime. A model built
+// from nn modules (the conformance tests' tiny Transformer) is profiled by call chain:
+// the user's line first, then the modules' lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include <set>
 
 kiln::dsl::Model buildDemo();
+kiln::dsl::Model buildTransformerTiny();
 
 using namespace kiln::e2e;
 
@@ -166,4 +169,28 @@ TEST(DemoProfileTest, NumThreadsSetsTheModelLibrarysThreadPool) {
   ASSERT_NE(setThreads, nullptr);
   EXPECT_EQ(setThreads(0), 3); // returns the count the run set; 0 restores the default
   dlclose(library);
+}
+
+TEST(TransformerProfileTest, ByLineRowsStartAtTheUsersLineThenTheModules) {
+  kiln_session_options options = optionsWith(1, 0);
+  Harness h(KILN_TINY_LIBRARY, buildTransformerTiny, 1, &options);
+  ASSERT_TRUE(h.ok());
+  ASSERT_EQ(h.check({{"B", 2}, {"S", 5}}, "encode"), 1u);
+  const kiln_profile_row *rows = nullptr;
+  size_t rowCount = 0;
+  ASSERT_TRUE(expectOk(
+      kiln_session_profile_summary(h.session(), KILN_PROFILE_BY_LOC, &rows, &rowCount),
+      "kiln_session_profile_summary"));
+  // Every op is built by the one declareEntries() line of transformer_tiny.cpp: the
+  // modules' lines are what tell the rows apart.
+  EXPECT_GT(rowCount, 3u);
+  bool attention = false;
+  for (size_t i = 0; i < rowCount; ++i) {
+    auto [user, modules] = llvm::StringRef(rows[i].name).split(" > ");
+    EXPECT_TRUE(user.contains("test/conformance/transformer_tiny.cpp:")) << rows[i].name;
+    expectSourceLine(user.str());
+    EXPECT_TRUE(modules.contains("Transformer.cpp:")) << rows[i].name;
+    attention |= modules.contains("Attention.cpp:");
+  }
+  EXPECT_TRUE(attention) << "no row points into nn::MultiHeadAttention";
 }

@@ -126,7 +126,7 @@ void exposeMlirOptions() {
 /// location is read at its first part.
 void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic &diag) {
   auto print = [&](Location loc, llvm::StringRef severity, llvm::StringRef message) {
-    std::vector<SourceFrame> frames = sourceFrames(loc);
+    std::vector<kiln::SourceFrame> frames = kiln::sourceFrames(loc);
     if (!frames.empty())
       os << frames.front().file << ":" << frames.front().line << ":"
          << frames.front().column;
@@ -136,8 +136,8 @@ void printDiagnostic(llvm::raw_ostream &os, llvm::StringRef program, Diagnostic 
       os << program;
     os << ": " << severity << ": " << message;
     if (frames.size() > 1)
-      os << " [in " << frames.back().module << ", " << baseName(frames.back().file) << ":"
-         << frames.back().line << "]";
+      os << " [in " << frames.back().module << ", " << kiln::baseName(frames.back().file)
+         << ":" << frames.back().line << "]";
     os << "\n";
   };
   const char *severity = diag.getSeverity() == DiagnosticSeverity::Error     ? "error"

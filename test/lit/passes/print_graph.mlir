@@ -65,6 +65,8 @@
 // ALL: [label = "kiln.state_read\ndecoder.layers.0.self_attn.k_cache\n[B, 2, 4, 4] f32\nmodel.cpp:30"]
 // A splat constant shows its value.
 // ALL: [label = "kiln.constant\nsplat 0.125\n[] f32\nmodel.cpp:31"]
+// An op built inside nn modules: the user's line, then the innermost module's.
+// ALL: [label = "kiln.relu\n[B, 2, 4, 4] f32\nmodel.cpp:32\nAttention.cpp:37"]
 // Names are escaped: a quote, a backslash and a control character.
 // ALL: [label = "scale \"a\\b\" \\x01\n[B, 2, 4, 4] f32"
 
@@ -98,6 +100,7 @@ module @tiny {
     %s = kiln.add %x, %k : (tensor<?x2x4x4xf32>, tensor<?x2x4x4xf32>) -> tensor<?x2x4x4xf32>
     %c = kiln.constant dense<0.125> : tensor<f32> loc("model.cpp":31:2)
     %m = kiln.mul %s, %c : (tensor<?x2x4x4xf32>, tensor<f32>) -> tensor<?x2x4x4xf32> loc("model.cpp":31:2)
-    kiln.return %m : tensor<?x2x4x4xf32>
+    %n = kiln.relu %m : tensor<?x2x4x4xf32> loc(callsite("nn::MultiHeadAttention 'dec.0.self_attn'"("/kiln/frontend/lib/nn/Attention.cpp":37:5) at callsite("nn::Decoder 'dec'"("/kiln/frontend/lib/nn/Transformer.cpp":120:7) at "model.cpp":32:2)))
+    kiln.return %n : tensor<?x2x4x4xf32>
   }
 }
