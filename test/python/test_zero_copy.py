@@ -8,13 +8,9 @@ import unittest
 import numpy as np
 
 import kiln
-from kilntest import translator
+from kilntest import sources, translator
 
 STATE_SO = os.environ["KILN_STATE_SO"]
-
-
-def sources(rng, batch, length):
-    return rng.integers(4, 45, (batch, length)), np.full(batch, length)
 
 
 def handed_over(array):
