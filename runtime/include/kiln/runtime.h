@@ -247,9 +247,9 @@ KILN_API kiln_status *kiln_session_run(kiln_session *session, const char *entry_
 
 /* Outputs of the last successful run. out->data (and out->shape) are owned by the session
  * and valid until the next run or release (kiln_session_detach_output hands an output's
- * memory over instead); out->name lives as long as the model. An
- * output that is a state's memory (see "Session state") is only readable until the next
- * gather or clear of the states: after one, getting it is FAILED_PRECONDITION. */
+ * memory over instead); out->name lives as long as the model. An output that is a
+ * state's memory (see "Session state") is only readable until the next gather or clear
+ * of the states: after one, getting it is FAILED_PRECONDITION. */
 KILN_API size_t kiln_session_output_count(const kiln_session *session);
 KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
                                               const char *name, kiln_tensor *out_tensor);
