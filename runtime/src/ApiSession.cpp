@@ -117,6 +117,19 @@ KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
   });
 }
 
+KILN_API kiln_status *kiln_session_detach_output(kiln_session *session, const char *name,
+                                                 kiln_buffer **out_buffer) {
+  if (out_buffer)
+    *out_buffer = nullptr;
+  return guard([&] {
+    if (!session || !out_buffer)
+      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_session_detach_output: NULL argument");
+    Session::InUse use(*unwrap(session));
+    *out_buffer =
+        reinterpret_cast<kiln_buffer *>(unwrap(session)->detachOutput(name).release());
+  });
+}
+
 KILN_API void kiln_session_get_stats(const kiln_session *session,
                                      kiln_session_stats *out) {
   if (!out)

@@ -9,6 +9,7 @@
 
 #include "ArenaPlan.h"
 #include "Model.h"
+#include "OutputBuffer.h"
 #include "Profiler.h"
 #include "States.h"
 #include "TempBlock.h"
@@ -38,6 +39,9 @@ public:
   // Throws NOT_FOUND / FAILED_PRECONDITION.
   kiln_tensor output(const char *name) const;
   kiln_tensor outputAt(size_t index) const;
+  /// Hands the block of an output over (kiln_session_detach_output); the entry's next run
+  /// allocates another. Throws NOT_FOUND / FAILED_PRECONDITION.
+  std::unique_ptr<OutputBuffer> detachOutput(const char *name);
   kiln_session_stats stats() const;
   /// The profiler of a session created with options.profile; throws FAILED_PRECONDITION
   /// otherwise.
@@ -105,7 +109,8 @@ private:
     const TensorDesc *desc;
     std::vector<int64_t> shape;
     const void *data;
-    int state; // the state whose memory it views, or -1
+    int state;             // the state whose memory it views, or -1
+    bool detached = false; // its block was handed over (detachOutput)
   };
 
   EntryState &state(int entry);
@@ -125,7 +130,7 @@ private:
   void runSteps(int entry, const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);
-  const Output &findOutput(const char *name) const;
+  size_t findOutput(const char *name) const; // its index in outputs_
   void checkReadable(const Output &out) const;
 
   const Model *model_;

@@ -4,6 +4,8 @@ test/python/CMakeLists.txt passes them in the environment."""
 import os
 import subprocess
 
+import numpy as np
+
 import kiln
 
 KILN_RUN = os.environ["KILN_RUN"]
@@ -19,6 +21,11 @@ def translator():
     """(model, weights) of the shipped translator."""
     model = kiln.Model(TRANSLATOR_SO)
     return model, kiln.Weights(model, TRANSLATOR_WEIGHTS)
+
+
+def sources(rng, batch, length):
+    """Random token ids (digits and the rest of the vocabulary) and full lengths."""
+    return rng.integers(4, 45, (batch, length)), np.full(batch, length)
 
 
 def kiln_run(*args):

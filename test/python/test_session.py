@@ -7,12 +7,7 @@ import unittest
 import numpy as np
 
 import kiln
-from kilntest import translator
-
-
-def sources(rng, batch, length):
-    """Random token ids (digits and the rest of the vocabulary) and full lengths."""
-    return rng.integers(4, 45, (batch, length)), np.full(batch, length)
+from kilntest import sources, translator
 
 
 class SessionTest(unittest.TestCase):

@@ -246,9 +246,10 @@ KILN_API kiln_status *kiln_session_run(kiln_session *session, const char *entry_
                                        const kiln_tensor *inputs, size_t input_count);
 
 /* Outputs of the last successful run. out->data (and out->shape) are owned by the session
- * and valid until the next run or release; out->name lives as long as the model. An
- * output that is a state's memory (see "Session state") is only readable until the next
- * gather or clear of the states: after one, getting it is FAILED_PRECONDITION. */
+ * and valid until the next run or release (kiln_session_detach_output hands an output's
+ * memory over instead); out->name lives as long as the model. An output that is a
+ * state's memory (see "Session state") is only readable until the next gather or clear
+ * of the states: after one, getting it is FAILED_PRECONDITION. */
 KILN_API size_t kiln_session_output_count(const kiln_session *session);
 KILN_API kiln_status *kiln_session_get_output(const kiln_session *session,
                                               const char *name, kiln_tensor *out_tensor);
@@ -258,6 +259,31 @@ KILN_API kiln_status *kiln_session_get_output_at(const kiln_session *session,
 KILN_API kiln_status *kiln_session_copy_output(const kiln_session *session,
                                                const char *name, void *dst,
                                                size_t dst_size);
+
+/* ---- Detached outputs -------------------------------------------------------------- */
+
+/* An output's memory, handed over by the session: the caller owns it (and may write it)
+ * until kiln_buffer_release, whatever the session does meanwhile (runs, state changes,
+ * release). */
+typedef struct kiln_buffer kiln_buffer;
+
+/* Takes an output of the last successful run out of the session without copying it: the
+ * block the kernels wrote it in becomes *out_buffer. The session no longer has it:
+ * getting, copying or detaching that output again is FAILED_PRECONDITION, and the entry's
+ * next run allocates a fresh block for it (one allocation per run for an output detached
+ * at every run, which kiln_session_stats.temp_allocations counts; reuse_temps and
+ * max_temp_bytes apply to the new block as to any other). Only an output that has a block
+ * of its own can be detached: one that is a state's memory, a view of an input or
+ * parameter, or shares its block with another output is FAILED_PRECONDITION naming the
+ * output and why (copy it instead). */
+KILN_API kiln_status *kiln_session_detach_output(kiln_session *session, const char *name,
+                                                 kiln_buffer **out_buffer);
+/* The output's first element (64-byte aligned); NULL for a NULL buffer. */
+KILN_API void *kiln_buffer_data(const kiln_buffer *buffer);
+/* The output as a tensor: name, dtype, shape and data, valid until the release (all
+ * zero for a NULL buffer). */
+KILN_API kiln_tensor kiln_buffer_tensor(const kiln_buffer *buffer);
+KILN_API void kiln_buffer_release(kiln_buffer *buffer); /* accepts NULL */
 
 typedef struct kiln_session_stats {
   uint64_t runs;       /* successful runs */

@@ -116,6 +116,36 @@ struct OutputView {
   }
 };
 
+// An output detached from its session (Session::detachOutput): owns the memory the
+// kernels wrote it in, without a copy. Move-only.
+class Buffer {
+public:
+  Buffer() = default;
+  explicit Buffer(kiln_buffer *adopted) : handle_(adopted) {}
+  Buffer(Buffer &&other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  Buffer &operator=(Buffer &&other) noexcept {
+    std::swap(handle_, other.handle_);
+    return *this;
+  }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  ~Buffer() { kiln_buffer_release(handle_); }
+
+  kiln_buffer *get() const { return handle_; }
+  // Gives up ownership (e.g. to a Python capsule that releases it).
+  kiln_buffer *release() { return std::exchange(handle_, nullptr); }
+  void *data() const { return kiln_buffer_data(handle_); }
+  // The output's name, dtype and shape, and data as a const pointer.
+  OutputView view() const {
+    kiln_tensor t = kiln_buffer_tensor(handle_);
+    return {t.name ? t.name : "", t.dtype,
+            std::vector<int64_t>(t.shape, t.shape + t.rank), t.data};
+  }
+
+private:
+  kiln_buffer *handle_ = nullptr;
+};
+
 class Model {
 public:
   Model() = default;
@@ -250,6 +280,13 @@ public:
     OutputView out = output(name);
     const T *data = out.as<T>();
     return std::vector<T>(data, data + elementCount(out.shape));
+  }
+  // Takes an output's memory out of the session, without a copy (see
+  // kiln_session_detach_output: the next run allocates a fresh block for it).
+  Buffer detachOutput(const std::string &name) {
+    kiln_buffer *b = nullptr;
+    check(kiln_session_detach_output(handle_, name.c_str(), &b));
+    return Buffer(b);
   }
   kiln_session_stats stats() const {
     kiln_session_stats s;

@@ -56,4 +56,15 @@ py::array copyOf(const OutputView &view) {
   return out;
 }
 
+py::array arrayOwning(Buffer buffer) {
+  OutputView view = buffer.view();
+  py::capsule owner(buffer.get(),
+                    [](void *b) { kiln_buffer_release(static_cast<kiln_buffer *>(b)); });
+  void *data = buffer.data();
+  buffer.release(); // the capsule's now
+  return py::array(numpyDType(view.dtype),
+                   std::vector<py::ssize_t>(view.shape.begin(), view.shape.end()), data,
+                   owner);
+}
+
 } // namespace kiln::python

@@ -1,8 +1,8 @@
 //===- Arrays.h - numpy arrays in and out of a session ----------*- C++ -*-===//
 //
 // Inputs are passed to the runtime in place when numpy already holds them as the entry
-// declares them, and converted otherwise; outputs and states are copied out of the
-// session (why: SessionBindings.cpp).
+// declares them, and converted otherwise; outputs are handed over by the session or
+// copied out of it, states are copied (why: SessionBindings.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +31,10 @@ py::array inputArray(const std::string &entry, const TensorInfo &want, py::handl
 
 /// A numpy array that owns a copy of `view` (an output or a state of a session).
 py::array copyOf(const OutputView &view);
+
+/// A numpy array over the memory of a detached output, without a copy: writable, and its
+/// base (a capsule) releases the buffer when the last array over it goes.
+py::array arrayOwning(Buffer buffer);
 
 } // namespace kiln::python
 

@@ -1,11 +1,11 @@
 //===- SessionBindings.cpp - kiln.Session ---------------------------------===//
 //
-// Runs entries on numpy arrays. Inputs go to the runtime in place when they already are
-// C-contiguous arrays of the declared dtype. Outputs are copied: the runtime reuses an
-// output's memory at the session's next run (or frees it, with reuse_temps=False), and a
-// gather or clear of the states invalidates outputs that view a state, so a numpy view
-// of it would change or dangle under a live array. One copy costs a fraction of the run
-// that produced it (README, "Python").
+// Runs entries on numpy arrays, and reads a session's profile. Inputs go to the runtime
+// in place when they already are C-contiguous arrays of the declared dtype. An output of
+// kDetachMinBytes or more is detached (kiln_session_detach_output): the array takes over
+// the block the kernels wrote, which costs the session one allocation at its next run
+// instead of a copy now. Smaller outputs, which a copy beats, and outputs the runtime
+// cannot hand over (a state's memory, which a later run or gather changes) are copied.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,19 +20,39 @@
 namespace kiln::python {
 namespace {
 
-kiln_session_options sessionOptions(bool reuseTemps, uint64_t maxTempBytes) {
+using namespace pybind11::literals;
+
+// The measured crossover: below it a copy costs less than handing the block over (which
+// costs the session an allocation at its next run), above it more (README, "Python").
+constexpr size_t kDetachMinBytes = 16 * 1024;
+
+kiln_session_options sessionOptions(bool reuseTemps, uint64_t maxTempBytes,
+                                    int32_t numThreads, bool profile) {
   kiln_session_options options;
   kiln_session_options_initialize(&options);
   options.reuse_temps = reuseTemps ? 1 : 0;
   options.max_temp_bytes = maxTempBytes;
+  options.num_threads = numThreads;
+  options.profile = profile ? 1 : 0;
   return options;
+}
+
+kiln_profile_key profileKey(const std::string &by) {
+  if (by == "kernel")
+    return KILN_PROFILE_BY_KERNEL;
+  if (by == "line")
+    return KILN_PROFILE_BY_LOC;
+  throw Error(KILN_STATUS_INVALID_ARGUMENT,
+              "Session.profile: by is '" + by + "'; expected 'kernel' or 'line'");
 }
 
 class PySession {
 public:
-  PySession(py::object model, py::object weights, bool reuseTemps, uint64_t maxTempBytes)
+  PySession(py::object model, py::object weights, bool reuseTemps, uint64_t maxTempBytes,
+            int32_t numThreads, bool profile)
       : model_(std::move(model)), weights_(std::move(weights)),
-        session_(create(model_, weights_, sessionOptions(reuseTemps, maxTempBytes))) {}
+        session_(create(model_, weights_,
+                        sessionOptions(reuseTemps, maxTempBytes, numThreads, profile))) {}
 
   py::dict run(const std::string &entry, const py::kwargs &inputs) {
     InUse inUse(busy_, "session");
@@ -62,7 +82,7 @@ public:
     py::dict outputs;
     for (size_t i = 0; i < session_.outputCount(); ++i) {
       OutputView out = session_.outputAt(i);
-      outputs[py::str(out.name)] = copyOf(out);
+      outputs[py::str(out.name)] = outputArray(out);
     }
     return outputs;
   }
@@ -84,6 +104,35 @@ public:
     return session_.stats();
   }
 
+  py::list profile(const std::string &by) {
+    InUse inUse(busy_, "session");
+    kiln_profile_key key = profileKey(by);
+    py::list rows;
+    for (const kiln_profile_row &r : session_.profileSummary(key))
+      rows.append(py::dict("name"_a = r.name, "calls"_a = r.calls,
+                           "total_ns"_a = r.total_ns, "min_ns"_a = r.min_ns,
+                           "max_ns"_a = r.max_ns));
+    return rows;
+  }
+  py::list profileCalls() {
+    InUse inUse(busy_, "session");
+    py::list calls;
+    for (const kiln_profile_call &c : session_.profileCalls())
+      calls.append(py::dict("entry"_a = c.entry, "kernel"_a = c.kernel, "loc"_a = c.loc,
+                            "locs"_a = c.locs, "step"_a = c.step, "run"_a = c.run,
+                            "start_ns"_a = c.start_ns, "duration_ns"_a = c.duration_ns));
+    return calls;
+  }
+  void writeTrace(const py::object &path) {
+    std::string file = py::str(py::module_::import("os").attr("fspath")(path));
+    InUse inUse(busy_, "session");
+    session_.writeProfileTrace(file);
+  }
+  void resetProfile() {
+    InUse inUse(busy_, "session");
+    session_.resetProfile();
+  }
+
   const py::object &modelObject() const { return model_; }
   const py::object &weightsObject() const { return weights_; }
 
@@ -102,6 +151,22 @@ private:
   }
   const Model &model() const { return model_.cast<ModelHandle &>().model; }
 
+  // The output as an array the caller owns: its block when the session hands it over,
+  // else a copy.
+  py::array outputArray(const OutputView &out) {
+    if (size_t(elementCount(out.shape)) * kiln_dtype_size(out.dtype) < kDetachMinBytes)
+      return copyOf(out);
+    kiln_buffer *buffer = nullptr;
+    kiln_status *status =
+        kiln_session_detach_output(session_.get(), out.name.c_str(), &buffer);
+    if (kiln_status_get_code(status) == KILN_STATUS_FAILED_PRECONDITION) {
+      kiln_status_free(status); // not in a block of its own (a state's memory)
+      return copyOf(out);
+    }
+    check(status);
+    return arrayOwning(Buffer(buffer));
+  }
+
   py::object model_, weights_; // the Python objects, for Session.model and .weights
   Session session_;
   std::atomic<bool> busy_{false};
@@ -118,11 +183,25 @@ the kind of the values (float to integer, a string) or overflow an integer raise
 InvalidArgumentError naming the input, as do a wrong rank, shape, dimension or value,
 which the runtime checks.
 
-The outputs are new arrays the caller owns: later runs, state changes and the session's
-release leave them as they are (the session's own output memory is reused at its next
-run). The GIL is released while the kernels run, so other Python threads go on; the
-session itself takes one call at a time (a second thread gets FailedPreconditionError):
-use one session per thread.)";
+The outputs are arrays the caller owns: later runs, state changes and the session's
+release leave them as they are. An output of 16 KiB or more is not copied: the array takes
+over the memory the kernels wrote it in (its base is a capsule that frees it), and the
+session allocates a fresh block for that output at its next run. Smaller outputs, and
+outputs that are a state's memory, are copied (the session reuses its own memory at its
+next run). Every output array is writable and C-contiguous.
+
+The GIL is released while the kernels run, so other Python threads go on; the session
+itself takes one call at a time (a second thread gets FailedPreconditionError): use one
+session per thread.)";
+
+const char *kProfileDoc =
+    R"(The time spent in kernels since the session was created or reset_profile(), one dict
+per kernel (by="kernel") or per line of the model's source that wrote the op (by="line";
+a fused kernel counts at its first op's line, "" where the model has no locations):
+name, calls, total_ns, min_ns and max_ns, by decreasing total_ns. A row's share is its
+total_ns over the sum of all rows', its mean total_ns / calls. The session must have been
+created with profile=True (FailedPreconditionError otherwise); another `by` raises
+InvalidArgumentError.)";
 
 } // namespace
 
@@ -148,13 +227,18 @@ void bindSession(py::module_ &m) {
   py::class_<PySession>(m, "Session",
                         "Runs a model's entry points and keeps its states (such as KV "
                         "caches) between runs. Keeps its model and weights alive.")
-      .def(py::init<py::object, py::object, bool, uint64_t>(), py::arg("model"),
-           py::arg("weights") = py::none(), py::arg("reuse_temps") = true,
-           py::arg("max_temp_bytes") = 0,
+      .def(py::init<py::object, py::object, bool, uint64_t, int32_t, bool>(),
+           py::arg("model"), py::arg("weights") = py::none(),
+           py::arg("reuse_temps") = true, py::arg("max_temp_bytes") = 0,
+           py::arg("num_threads") = 0, py::arg("profile") = false,
            "weights may be None only for a model without parameters. reuse_temps: keep "
            "each entry's temporaries between runs (False: allocate them per run). "
            "max_temp_bytes: a run whose temporaries would exceed it raises "
-           "ResourceExhaustedError before any kernel runs (0: no limit).")
+           "ResourceExhaustedError before any kernel runs (0: no limit). num_threads: "
+           "the threads the kernels run on, 1 to 256 (0: HL_NUM_THREADS if set, else "
+           "every core; the pool is the model file's, shared by its sessions: README, "
+           "'Threads and CPU features'); another value raises InvalidArgumentError. "
+           "profile: time every kernel call (see profile()).")
       .def("run", &PySession::run, py::arg("entry"), py::pos_only(), kRunDoc)
       .def("state", &PySession::state, py::arg("name"),
            "A copy of the state called name. FailedPreconditionError when no run has "
@@ -166,6 +250,20 @@ void bindSession(py::module_ &m) {
            "its surviving hypotheses).")
       .def("clear_states", &PySession::clearStates,
            "Forgets every state (their memory is kept for reuse).")
+      .def("profile", &PySession::profile, py::arg("by") = "kernel", kProfileDoc)
+      .def("profile_calls", &PySession::profileCalls,
+           "Every kernel call recorded since the session was created or reset_profile(), "
+           "in order: dicts with entry, kernel, loc (the op's source line, "
+           "'models/demo.cpp:64'), locs (every line of a fused kernel, ', '-joined), "
+           "step, run (from 0), start_ns (since the session was created) and "
+           "duration_ns. FailedPreconditionError without profile=True.")
+      .def("write_trace", &PySession::writeTrace, py::arg("path"),
+           "Writes the recorded calls to path (str or os.PathLike) as a Chrome trace "
+           "(JSON, one complete event per call), which Perfetto (ui.perfetto.dev) and "
+           "chrome://tracing open. FailedPreconditionError without profile=True.")
+      .def("reset_profile", &PySession::resetProfile,
+           "Forgets the recorded calls; the next run is run 0. "
+           "FailedPreconditionError without profile=True.")
       .def_property_readonly("stats", &PySession::stats, "SessionStats")
       .def_property_readonly("model", &PySession::modelObject)
       .def_property_readonly("weights", &PySession::weightsObject);

@@ -345,6 +345,20 @@ TEST_F(StateFixture, FailedRunForgetsTheStatesItWrites) {
   EXPECT_EQ(state("cache").data, (std::vector<float>{7, 0, 0, 8, 0, 0}));
 }
 
+TEST_F(StateFixture, OutputThatIsAStateCannotBeDetached) {
+  kiln_buffer *buffer = nullptr;
+  fillCache(2);
+  ASSERT_OK(run("whole", {}));
+  Result r = take(kiln_session_detach_output(session, "cache", &buffer));
+  EXPECT_EQ(buffer, nullptr);
+  EXPECT_EQ(r.code, KILN_STATUS_FAILED_PRECONDITION) << r;
+  EXPECT_EQ(r.message,
+            "output 'cache' cannot be detached: it is a view of state 'cache', "
+            "whose memory the session keeps; copy it instead "
+            "(kiln_session_copy_output)");
+  EXPECT_EQ(output("cache"), state("cache")); // still the session's, still readable
+}
+
 TEST_F(StateFixture, OutputThatIsAStateIsUnreadableAfterAGather) {
   fillCache(2);
   ASSERT_OK(run("whole", {}));
