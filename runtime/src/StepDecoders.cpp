@@ -106,9 +106,10 @@ void checkRows(const std::vector<int32_t> &sourceOf,
 //===-- PrefixDecoder ------------------------------------------------------===//
 
 PrefixDecoder::PrefixDecoder(const Model &model, const Weights &weights, int32_t padId,
-                             std::string encodeEntry, std::string decodeEntry)
-    : session_(model, weights), padId_(padId), encodeEntry_(std::move(encodeEntry)),
-      decodeEntry_(std::move(decodeEntry)) {
+                             std::string encodeEntry, std::string decodeEntry,
+                             const kiln_session_options *sessionOptions)
+    : session_(model, weights, sessionOptions), padId_(padId),
+      encodeEntry_(std::move(encodeEntry)), decodeEntry_(std::move(decodeEntry)) {
   vocabSize_ = vocabularyOf(model, decodeEntry_, "logits");
 }
 
@@ -151,8 +152,10 @@ void PrefixDecoder::step(const std::vector<int32_t> &sourceOf,
 //===-- KVCacheDecoder -----------------------------------------------------===//
 
 KVCacheDecoder::KVCacheDecoder(const Model &model, const Weights &weights, int32_t padId,
-                               Entries entries)
-    : session_(model, weights), padId_(padId), entries_(std::move(entries)) {
+                               Entries entries,
+                               const kiln_session_options *sessionOptions)
+    : session_(model, weights, sessionOptions), padId_(padId),
+      entries_(std::move(entries)) {
   vocabSize_ = vocabularyOf(model, entries_.step, "logits");
   // The cache's capacity is the bound the model declares on `step` ([0, capacity - 1]).
   std::vector<TensorInfo> inputs = model.inputs(entries_.step);

@@ -80,17 +80,7 @@ void addRunOptions(CLI::App &app, Options &o) {
                  "Run N times and report the median, minimum and mean time (default 1)")
       ->transform(integerIn(1, 1000000))
       ->type_name("N");
-  app.add_option("--threads", o.threads,
-                 "Run the kernels on N threads (default 0: HL_NUM_THREADS if set, else "
-                 "every core)")
-      ->transform(integerIn(0, 256))
-      ->type_name("N");
-  app.add_flag("--profile", o.profile,
-               "Time every kernel call; print the time by kernel and by source line");
-  app.add_option("--trace", o.trace,
-                 "Time every kernel call and write them to OUT as a Chrome trace "
-                 "(Perfetto opens it)")
-      ->type_name("OUT");
+  addSessionFlags(app, o.session);
   app.add_option_function<std::string>(
          "--print",
          [&o](const std::string &mode) {

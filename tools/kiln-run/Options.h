@@ -8,6 +8,8 @@
 #ifndef KILN_TOOLS_KILN_RUN_OPTIONS_H
 #define KILN_TOOLS_KILN_RUN_OPTIONS_H
 
+#include "SessionFlags.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -31,9 +33,7 @@ struct Options {
   bool random = false;
   uint64_t seed = 0;
   int repeat = 1;
-  int threads = 0; // kernel threads; 0: the default (all cores)
-  bool profile = false;
-  std::string trace; // --trace OUT.json, or empty
+  SessionFlags session; // --threads, --profile, --trace
   PrintMode print = PrintMode::Summary;
   std::string saveOutputs; // directory, or empty
   bool list = false;

@@ -170,7 +170,11 @@ void printTimes(std::FILE *out, const std::vector<double> &times) {
                mean * double(n));
 }
 
-void printProfile(std::FILE *out, const kiln::Session &session, int runs) {
+void printProfile(std::FILE *out, const kiln::Session &session) {
+  // Runs are numbered from 0 at the last reset, and every run calls at least one kernel.
+  uint64_t runs = 0;
+  for (const kiln_profile_call &call : session.profileCalls())
+    runs = std::max<uint64_t>(runs, uint64_t(call.run) + 1);
   std::vector<kiln_profile_row> byKernel = session.profileSummary(KILN_PROFILE_BY_KERNEL);
   uint64_t calls = 0, totalNs = 0;
   for (const kiln_profile_row &row : byKernel) {
@@ -178,10 +182,11 @@ void printProfile(std::FILE *out, const kiln::Session &session, int runs) {
     totalNs += row.total_ns;
   }
   std::fprintf(out,
-               "profile: %d run%s, %llu kernel calls, %.3f ms in kernels (%.3f ms "
+               "profile: %llu run%s, %llu kernel calls, %.3f ms in kernels (%.3f ms "
                "per run)\n",
-               runs, runs == 1 ? "" : "s", static_cast<unsigned long long>(calls),
-               double(totalNs) / 1e6, double(totalNs) / 1e6 / runs);
+               static_cast<unsigned long long>(runs), runs == 1 ? "" : "s",
+               static_cast<unsigned long long>(calls), double(totalNs) / 1e6,
+               runs ? double(totalNs) / 1e6 / double(runs) : 0.0);
   printProfileRows(out, "by kernel", byKernel, totalNs);
   printProfileRows(out, "by source line", session.profileSummary(KILN_PROFILE_BY_LOC),
                    totalNs);

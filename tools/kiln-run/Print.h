@@ -20,9 +20,9 @@ void printModel(std::FILE *out, const kiln::Model &model);
 void printOutput(std::FILE *out, const kiln::OutputView &output, PrintMode mode);
 /// Statistics of the runs' times (ms each): median, minimum, mean, maximum and total.
 void printTimes(std::FILE *out, const std::vector<double> &times);
-/// The kernel time of a profiling session's `runs` runs, by kernel and by source line:
-/// calls, total, mean and share of the total.
-void printProfile(std::FILE *out, const kiln::Session &session, int runs);
+/// The kernel time of a profiling session's runs (of any entry), by kernel and by source
+/// line: calls, total, mean and share of the total.
+void printProfile(std::FILE *out, const kiln::Session &session);
 
 } // namespace kiln::driver
 

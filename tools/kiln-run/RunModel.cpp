@@ -71,9 +71,7 @@ void runModel(const Options &options) {
                       std::to_string(kiln_model_parameter_count(model.get())) +
                       " parameters: pass --weights FILE (kiln-run --init-weights OUT " +
                       options.model + " makes random ones)");
-  kiln_session_options sessionOptions = kiln::defaultSessionOptions();
-  sessionOptions.num_threads = options.threads;
-  sessionOptions.profile = options.profile || !options.trace.empty();
+  kiln_session_options sessionOptions = options.session.toOptions();
   kiln::Session session(model, weights, &sessionOptions);
   std::string entry = resolveEntry(model, options.entry);
 
@@ -119,13 +117,7 @@ void runModel(const Options &options) {
     }
   }
   printTimes(stdout, times);
-  if (options.profile)
-    printProfile(stdout, session, options.repeat);
-  if (!options.trace.empty()) {
-    session.writeProfileTrace(options.trace);
-    std::printf("trace: %zu kernel calls written to %s\n", session.profileCalls().size(),
-                options.trace.c_str());
-  }
+  reportProfile(stdout, session, options.session);
 }
 
 } // namespace kiln::driver

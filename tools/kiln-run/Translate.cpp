@@ -56,6 +56,7 @@ CLI::App *addTranslateCommand(CLI::App &app, TranslateOptions &o) {
       ->type_name("N");
   cmd->add_flag("--no-cache", o.noCache,
                 "Re-decode whole prefixes instead of using the KV cache");
+  addSessionFlags(*cmd, o.session);
   return cmd;
 }
 
@@ -82,11 +83,20 @@ void translate(const TranslateOptions &o) {
   std::vector<std::string> entries = model.entries();
   bool cached = !o.noCache && std::find(entries.begin(), entries.end(),
                                         KVCacheEntries().step) != entries.end();
+  kiln_session_options sessionOptions = o.session.toOptions();
   std::unique_ptr<StepDecoder> decoder;
-  if (cached)
-    decoder = std::make_unique<KVCacheDecoder>(model, weights, vocab.options().padId);
-  else
-    decoder = std::make_unique<PrefixDecoder>(model, weights, vocab.options().padId);
+  const Session *session;
+  if (cached) {
+    auto kvCache = std::make_unique<KVCacheDecoder>(model, weights, vocab.options().padId,
+                                                    KVCacheEntries(), &sessionOptions);
+    session = &kvCache->session();
+    decoder = std::move(kvCache);
+  } else {
+    auto prefix = std::make_unique<PrefixDecoder>(model, weights, vocab.options().padId,
+                                                  "encode", "decode", &sessionOptions);
+    session = &prefix->session();
+    decoder = std::move(prefix);
+  }
   auto begin = std::chrono::steady_clock::now();
   std::vector<GenerateResult> results = generate(*decoder, sources, options);
   double seconds =
@@ -104,6 +114,7 @@ void translate(const TranslateOptions &o) {
               o.texts.size(), tokens, seconds * 1e3,
               seconds > 0 ? double(tokens) / seconds : 0.0, search.c_str(),
               cached ? "KV cache" : "whole-prefix re-decoding");
+  reportProfile(stdout, *session, o.session);
 }
 
 } // namespace kiln::driver

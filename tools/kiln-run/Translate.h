@@ -8,6 +8,8 @@
 #ifndef KILN_TOOLS_KILN_RUN_TRANSLATE_H
 #define KILN_TOOLS_KILN_RUN_TRANSLATE_H
 
+#include "SessionFlags.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +27,7 @@ struct TranslateOptions {
   double alpha = 0.6;           // GNMT length penalty (beam search)
   std::optional<int> maxLength; // none: the config's max_target_len
   bool noCache = false;
+  SessionFlags session; // --threads, --profile, --trace
   std::vector<std::string> texts;
 };
 

@@ -106,15 +106,20 @@ public:
 // double. Cost per step grows with the prefix length (no cache).
 class PrefixDecoder : public StepDecoder {
 public:
+  // sessionOptions: the options of the decoder's session (threads, profile; NULL for
+  // the defaults).
   PrefixDecoder(const Model &model, const Weights &weights, int32_t padId = 0,
-                std::string encodeEntry = "encode", std::string decodeEntry = "decode");
+                std::string encodeEntry = "encode", std::string decodeEntry = "decode",
+                const kiln_session_options *sessionOptions = nullptr);
   void start(const std::vector<std::vector<int32_t>> &sources) override;
   void step(const std::vector<int32_t> &sourceOf,
             const std::vector<std::vector<int32_t>> &prefixes,
             std::vector<double> &logProbs) override;
   int64_t vocabSize() const override { return vocabSize_; }
-  // decode() calls so far (for tests and throughput numbers).
+  // decode() calls so far (for tests and throughput numbers), and the session (for its
+  // stats and profile).
   int64_t decodeCalls() const { return decodeCalls_; }
+  const Session &session() const { return session_; }
 
 private:
   Session session_;
@@ -141,8 +146,10 @@ struct KVCacheEntries {
 class KVCacheDecoder : public StepDecoder {
 public:
   using Entries = KVCacheEntries;
+  // sessionOptions as PrefixDecoder's.
   KVCacheDecoder(const Model &model, const Weights &weights, int32_t padId = 0,
-                 Entries entries = Entries());
+                 Entries entries = Entries(),
+                 const kiln_session_options *sessionOptions = nullptr);
   void start(const std::vector<std::vector<int32_t>> &sources) override;
   // The prefixes must be one token longer than at the last step (their last token is the
   // one fed in); rows must be the last step's rows as reorder() left them.
@@ -153,7 +160,7 @@ public:
   int64_t vocabSize() const override { return vocabSize_; }
   // Positions the model's caches hold (decode_step's `step` bound + 1); 0 if unknown.
   int64_t capacity() const { return capacity_; }
-  // decode_step() calls so far, and the session (for its stats).
+  // decode_step() calls so far, and the session (for its stats and profile).
   int64_t stepCalls() const { return stepCalls_; }
   const Session &session() const { return session_; }
 

@@ -314,9 +314,12 @@ KILN_API void kiln_session_get_stats(const kiln_session *session,
 typedef struct kiln_profile_call {
   const char *entry;  /* the entry point that ran */
   const char *kernel; /* the kernel's name in the model ("kiln_demo_k3_fusion") */
-  /* The model's source line the call computes, as the manifest's "loc" gives it
-   * ("models/demo.cpp:64"; "" when the model has none; a fused kernel's first line), and
-   * for a fused kernel every line it computes, joined by ", " ("" otherwise). */
+  /* Where in the model's source the call's op was written, as the manifest's "loc" gives
+   * it: the model's own line, then for an op built inside an nn module the line in each
+   * module down the call chain ("models/translator.cpp:32 > Transformer.cpp:188 >
+   * Attention.cpp:20"; "models/demo.cpp:64" for an op the model builds itself; "" when
+   * the model has none; a fused kernel's first op's chain); and for a fused kernel every
+   * chain it computes, joined by ", " ("" otherwise). */
   const char *loc;
   const char *locs;
   uint32_t step;        /* the step's index in the entry */
@@ -332,12 +335,13 @@ KILN_API kiln_status *kiln_session_profile_calls(const kiln_session *session,
 
 typedef enum kiln_profile_key {
   KILN_PROFILE_BY_KERNEL = 1, /* one row per kernel (shared by every op it computes) */
-  KILN_PROFILE_BY_LOC = 2     /* one row per source line ("loc"; "" for none) */
+  KILN_PROFILE_BY_LOC = 2     /* one row per source chain ("loc"; "" for none) */
 } kiln_profile_key;
 
-/* The recorded calls aggregated by kernel or by source line. */
+/* The recorded calls aggregated by kernel or by source chain: the same line of every
+ * layer of a model built from nn modules shares one row. */
 typedef struct kiln_profile_row {
-  const char *name; /* the kernel, or the source line */
+  const char *name; /* the kernel, or the source chain */
   uint64_t calls;
   uint64_t total_ns;
   uint64_t min_ns;
