@@ -55,9 +55,8 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   Tensor t = input(name, dtype, std::move(dims), loc);
   auto &state = *builder_->entries_[index_];
   if (dtype != DType::I32) {
-    builder_->error(loc, "input '" + name +
-                             "' has bounds but is f32; bounds are for "
-                             "i32 inputs (token ids, lengths)");
+    builder_->error(loc, "input '" + name + "' has bounds but is " + dtypeName(dtype) +
+                             "; bounds are for i32 inputs (token ids, lengths)");
     return t;
   }
   ModelBuilder::EntryState::DeclaredBounds declared;

@@ -23,8 +23,8 @@ using namespace kiln::dsl;
 std::string kiln::dsl::boundaryProblem(DType dtype) {
   if (dtype != DType::Bool)
     return "";
-  return " is boolean; masks exist only inside an entry point (runtime buffers are f32 "
-         "or i32)";
+  return " is boolean; masks exist only inside an entry point (runtime buffers are f32, "
+         "i32 or i64)";
 }
 
 ArrayAttr kiln::dsl::dimsAttr(MLIRContext &ctx, const std::vector<Dim> &dims) {

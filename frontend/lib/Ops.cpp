@@ -57,6 +57,9 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
       continue;
     std::string got =
         std::string("an ") + dtypeName(t.dtype()) + " tensor " + toString(t.shape());
+    // Hugging Face's int64 ids: the fix is known.
+    if (t.dtype() == DType::I64 && *wanted == DType::I32)
+      got += "; cast(ids, DType::I32) first";
     // Unnamed operands: an op that takes f32 throughout.
     builder->error(loc, std::string(opName) + " needs " +
                             (name ? std::string(name) + " of type " + dtypeName(*wanted)
@@ -96,10 +99,28 @@ Tensor kiln::dsl::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool trans
       });
 }
 
+/// Whether `t` is a number (not a Bool mask); else reports that `opName`'s `operand`
+/// must be one.
+static bool isNumeric(const char *opName, const char *operand, const Tensor &t,
+                      SourceLoc loc) {
+  if (!t.valid() || t.dtype() != DType::Bool)
+    return true;
+  t.builder()->error(loc, std::string(opName) + " needs " + operand +
+                              " of type f32, i32 or i64, got a boolean tensor " +
+                              toString(t.shape()));
+  return false;
+}
+
+/// `numeric`: both operands f32, both i32 or both i64 (add, sub, mul); else f32 only.
 template <typename OpTy>
-static Tensor binary(const char *name, const Tensor &a, const Tensor &b, SourceLoc loc) {
+static Tensor binary(const char *name, const Tensor &a, const Tensor &b, SourceLoc loc,
+                     bool numeric = false) {
+  if (numeric && !isNumeric(name, "lhs", a, loc))
+    return {};
+  Signature signature = numeric ? Signature{{{"lhs", std::nullopt}, {"rhs", a.dtype()}}}
+                                : Signature::floats(2);
   return buildOp(
-      name, {a, b}, loc, Signature::floats(2),
+      name, {a, b}, loc, signature,
       [&] { return shape_rules::broadcast(a.shape(), b.shape()); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<OpTy>(l, t, a.value(), b.value()).getResult();
@@ -107,15 +128,15 @@ static Tensor binary(const char *name, const Tensor &a, const Tensor &b, SourceL
 }
 
 Tensor kiln::dsl::add(Operand lhs, Operand rhs, SourceLoc loc) {
-  return binary<AddOp>("add", lhs.tensor, rhs.tensor, loc);
+  return binary<AddOp>("add", lhs.tensor, rhs.tensor, loc, /*numeric=*/true);
 }
 
 Tensor kiln::dsl::sub(Operand lhs, Operand rhs, SourceLoc loc) {
-  return binary<SubOp>("sub", lhs.tensor, rhs.tensor, loc);
+  return binary<SubOp>("sub", lhs.tensor, rhs.tensor, loc, /*numeric=*/true);
 }
 
 Tensor kiln::dsl::mul(Operand lhs, Operand rhs, SourceLoc loc) {
-  return binary<MulOp>("mul", lhs.tensor, rhs.tensor, loc);
+  return binary<MulOp>("mul", lhs.tensor, rhs.tensor, loc, /*numeric=*/true);
 }
 
 Tensor kiln::dsl::div(Operand lhs, Operand rhs, SourceLoc loc) {
@@ -333,6 +354,41 @@ Tensor kiln::dsl::concat(const std::vector<Tensor> &inputs, int64_t axis, Source
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<ConcatOp>(l, t, values, ob.getI64IntegerAttr(normalised))
             .getResult();
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Selection and casts
+//===----------------------------------------------------------------------===//
+
+Tensor kiln::dsl::where(Operand condition, Operand onTrue, Operand onFalse,
+                        SourceLoc loc) {
+  const Tensor &c = condition.tensor, &a = onTrue.tensor, &b = onFalse.tensor;
+  if (!isNumeric("where", "on_true", a, loc))
+    return {};
+  return buildOp(
+      "where", {c, a, b}, loc,
+      {{{"condition", DType::Bool}, {"on_true", std::nullopt}, {"on_false", a.dtype()}},
+       a.dtype()},
+      [&] { return shape_rules::where(c.shape(), a.shape(), b.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<WhereOp>(l, t, c.value(), a.value(), b.value()).getResult();
+      });
+}
+
+Tensor kiln::dsl::cast(Operand input, DType dtype, SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  if (!isNumeric("cast", "an input", x, loc))
+    return {};
+  if (dtype == DType::Bool && x.valid()) {
+    x.builder()->error(loc, "cast converts between f32, i32 and i64, not to i1; compare "
+                            "or build a mask instead");
+    return {};
+  }
+  return buildOp(
+      "cast", {x}, loc, {{}, dtype}, [&] { return ShapeResult::ok(x.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<CastOp>(l, t, x.value()).getResult();
       });
 }
 

@@ -11,6 +11,8 @@ Type kiln::dsl::elementType(MLIRContext &context, DType dtype) {
   switch (dtype) {
   case DType::I32:
     return IntegerType::get(&context, 32);
+  case DType::I64:
+    return IntegerType::get(&context, 64);
   case DType::Bool:
     return IntegerType::get(&context, 1);
   case DType::F32:
@@ -23,6 +25,8 @@ const char *kiln::dsl::dtypeName(DType dtype) {
   switch (dtype) {
   case DType::I32:
     return "i32";
+  case DType::I64:
+    return "i64";
   case DType::Bool:
     return "i1";
   case DType::F32:

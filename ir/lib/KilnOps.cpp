@@ -81,6 +81,15 @@ LogicalResult kiln::verifyReturn(ReturnOp op) {
   return success();
 }
 
+LogicalResult kiln::verifyWhere(WhereOp op) {
+  Type onTrue = op.on_true().getType().cast<ShapedType>().getElementType();
+  Type onFalse = op.on_false().getType().cast<ShapedType>().getElementType();
+  if (onTrue != onFalse)
+    return op.emitOpError() << "on_false has element type " << onFalse << " but on_true "
+                            << onTrue << "; cast one to the other";
+  return success();
+}
+
 Value FusionOp::yielded() { return cast<YieldOp>(getBody()->getTerminator()).value(); }
 
 LogicalResult kiln::verifyFusion(FusionOp op) {
@@ -112,6 +121,21 @@ ShapeResult MatmulOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 ShapeResult MaskedFillOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::maskedFill(operands[0], operands[1]);
 }
+
+ShapeResult WhereOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::where(operands[0], operands[1], operands[2]);
+}
+
+Type WhereOp::inferElementType() {
+  return on_true().getType().cast<ShapedType>().getElementType();
+}
+
+ShapeResult CastOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return ShapeResult::ok(operands[0]);
+}
+
+/// Any numeric result type: it is what the cast converts to (ODS checks it).
+Type CastOp::inferElementType() { return getType().cast<ShapedType>().getElementType(); }
 
 ShapeResult AttentionOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   const SymShape *maskShape = operands.size() > 3 ? &operands[3] : nullptr;

@@ -168,6 +168,20 @@ ShapeResult shape_rules::broadcast(llvm::ArrayRef<SymDim> lhs,
   return ShapeResult::ok(std::move(result));
 }
 
+ShapeResult shape_rules::where(llvm::ArrayRef<SymDim> condition,
+                               llvm::ArrayRef<SymDim> onTrue,
+                               llvm::ArrayRef<SymDim> onFalse) {
+  ShapeResult values = broadcast(onTrue, onFalse);
+  if (!values.succeeded())
+    return values;
+  ShapeResult all = broadcast(condition, values.shape);
+  if (!all.succeeded())
+    return ShapeResult::failure("condition " + toString(condition) +
+                                " does not broadcast against the values " +
+                                toString(values.shape) + ": " + all.error);
+  return all;
+}
+
 ShapeResult shape_rules::softmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   if (axis < 0 || axis >= static_cast<int64_t>(input.size()))
     return ShapeResult::failure("softmax axis " + std::to_string(axis) +

@@ -32,7 +32,8 @@ using namespace kiln;
 namespace {
 
 bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp, WhereOp,
+             CastOp>(op);
 }
 
 /// Ops whose schedule a group can take, with elementwise ops after them.

@@ -64,23 +64,28 @@ reference::HostTensor randomTensor(const std::vector<int64_t> &shape,
   return t;
 }
 
-/// Random integers within the input's bounds (a window of them when they are wide).
+/// Random i32 (or, `wide`, i64) integers within the input's bounds (a window of them
+/// when they are wide).
 reference::HostTensor randomInts(const std::vector<int64_t> &shape, int64_t lo,
-                                 int64_t hi, std::mt19937 &random) {
+                                 int64_t hi, bool wide, std::mt19937 &random) {
   reference::HostTensor t = reference::HostTensor::ints(shape);
-  t.i32.resize(t.numElements());
   lo = std::max<int64_t>(lo, -1000);
   hi = std::max(lo, std::min<int64_t>(hi, 1000));
   std::uniform_int_distribution<int64_t> uniform(lo, hi);
   for (int32_t &v : t.i32)
     v = static_cast<int32_t>(uniform(random));
-  return t;
+  if (!wide)
+    return t;
+  return reference::HostTensor::longs(shape, {t.i32.begin(), t.i32.end()});
 }
 
 kiln_tensor runtimeTensor(const std::string &name, const reference::HostTensor &t) {
-  return {name.c_str(), t.isInt ? KILN_DTYPE_I32 : KILN_DTYPE_F32,
-          static_cast<int32_t>(t.shape.size()), t.shape.data(),
-          t.isInt ? static_cast<const void *>(t.i32.data()) : t.f32.data()};
+  kiln_dtype dtype = t.isInt ? KILN_DTYPE_I32 : t.isI64 ? KILN_DTYPE_I64 : KILN_DTYPE_F32;
+  const void *data = t.isInt   ? static_cast<const void *>(t.i32.data())
+                     : t.isI64 ? static_cast<const void *>(t.i64.data())
+                               : t.f32.data();
+  return {name.c_str(), dtype, static_cast<int32_t>(t.shape.size()), t.shape.data(),
+          data};
 }
 
 std::string shapeString(const std::vector<int64_t> &shape) {
@@ -205,7 +210,7 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
                                             values.data(), names.size(), &lo, &hi),
                     "input bounds"))
         return 0;
-      t = randomInts(shapeOf(info, dims), lo, hi, random_);
+      t = randomInts(shapeOf(info, dims), lo, hi, info.dtype == KILN_DTYPE_I64, random_);
     }
     if (edit)
       edit(info.name, t);
@@ -249,6 +254,12 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
       const auto *data = static_cast<const int32_t *>(actual.data);
       EXPECT_EQ(std::vector<int32_t>(data, data + want->second.i32.size()),
                 want->second.i32)
+          << what;
+    } else if (want->second.isI64) {
+      EXPECT_EQ(actual.dtype, KILN_DTYPE_I64) << what;
+      const auto *data = static_cast<const int64_t *>(actual.data);
+      EXPECT_EQ(std::vector<int64_t>(data, data + want->second.i64.size()),
+                want->second.i64)
           << what;
     } else {
       expectClose(what, static_cast<const float *>(actual.data), want->second.f32);

@@ -35,6 +35,14 @@ TEST(OpsTest, AddSubAndMulBroadcast) {
     EXPECT_EQ(h.check(dims), 10u);
 }
 
+TEST(OpsTest, WhereCastAndIntegerArithmetic) {
+  Harness h(modelLibrary("e2e_select"), buildSelectModel);
+  ASSERT_TRUE(h.ok());
+  for (const Dims &dims :
+       {Dims{{"B", 1}, {"S", 1}}, Dims{{"B", 2}, {"S", 7}}, Dims{{"B", 3}, {"S", 33}}})
+    EXPECT_EQ(h.check(dims), 8u);
+}
+
 TEST(OpsTest, ScaleAndRelu) {
   Harness h(modelLibrary("e2e_unary"), buildUnaryModel);
   ASSERT_TRUE(h.ok());

@@ -169,6 +169,15 @@ PointwiseFormula kiln::halide_backend::pointwiseFormula(Operation *op) {
       .Case<SubOp>([](SubOp) { return [](Values v) { return v[0] - v[1]; }; })
       .Case<MulOp>([](MulOp) { return [](Values v) { return v[0] * v[1]; }; })
       .Case<DivOp>([](DivOp) { return [](Values v) { return v[0] / v[1]; }; })
+      .Case<WhereOp>([](WhereOp) {
+        // The i1 condition is held as i32 (see halideType).
+        return [](Values v) { return Halide::select(v[0] != 0, v[1], v[2]); };
+      })
+      .Case<CastOp>([](CastOp op) -> PointwiseFormula {
+        // Halide's float-to-int cast truncates toward zero, as kiln.cast does.
+        Halide::Type to = halideType(tensorType(op.result()));
+        return [to](Values v) { return Halide::cast(to, v[0]); };
+      })
       .Case<MaskedFillOp>([](MaskedFillOp op) -> PointwiseFormula {
         // The fill value may be -inf: written as its bits (see floatBits).
         Expr fill =
@@ -192,6 +201,10 @@ void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
   table.add<SubOp>(binary);
   table.add<MulOp>(binary);
   table.add<DivOp>(binary);
+  table.add<WhereOp>([](WhereOp op) {
+    return lowerPointwise(op, {"condition", "on_true", "on_false"});
+  });
+  table.add<CastOp>(unary);
   table.add<MaskedFillOp>(
       [](MaskedFillOp op) {
         return lowerPointwise(op, {"input", "mask"});

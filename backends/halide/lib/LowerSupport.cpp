@@ -25,7 +25,10 @@ Extents kiln::halide_backend::extentsOf(RankedTensorType type) {
 }
 
 Halide::Type kiln::halide_backend::halideType(RankedTensorType type) {
-  return type.getElementType().isF32() ? Halide::Float(32) : Halide::Int(32);
+  Type element = type.getElementType();
+  if (element.isF32())
+    return Halide::Float(32);
+  return element.isInteger(64) ? Halide::Int(64) : Halide::Int(32);
 }
 
 Expr kiln::halide_backend::extentOf(const OutputImageParam &buffer,

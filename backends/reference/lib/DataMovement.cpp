@@ -119,7 +119,7 @@ kiln::reference::concat(llvm::ArrayRef<const HostTensor *> inputs, int64_t axis)
     Shape expected = first.shape;
     if (in->shape.size() == expected.size())
       expected[axis] = in->shape[axis];
-    if (in->shape != expected || in->isInt != first.isInt)
+    if (in->shape != expected || in->isInt != first.isInt || in->isI64 != first.isI64)
       return makeError("concat operand " + shapeToString(in->shape) +
                        " does not fit operand #0 " + shapeToString(first.shape) +
                        " along axis " + std::to_string(axis));
@@ -127,19 +127,12 @@ kiln::reference::concat(llvm::ArrayRef<const HostTensor *> inputs, int64_t axis)
   }
   // Row-major, each index of the dims before `axis` holds one contiguous block per
   // operand (its `axis` dim and everything after); the result lays them end to end.
-  HostTensor out;
-  out.shape = outShape;
-  out.isInt = first.isInt;
+  HostTensor out = emptyLike(first, outShape);
   for (int64_t o = 0; o < firstLines->outer; ++o)
     for (const HostTensor *in : inputs) {
       int64_t block = product(llvm::ArrayRef<int64_t>(in->shape).drop_front(axis));
-      for (int64_t k = 0; k < block; ++k) {
-        int64_t offset = o * block + k;
-        if (in->isInt)
-          out.i32.push_back(in->i32[offset]);
-        else
-          out.f32.push_back(in->f32[offset]);
-      }
+      for (int64_t k = 0; k < block; ++k)
+        appendElement(out, *in, o * block + k);
     }
   return out;
 }

@@ -31,12 +31,26 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<MatmulOp>([&](MatmulOp m) -> Result {
         return matmul(*args[0], *args[1], m.transpose_lhs(), m.transpose_rhs());
       })
-      .Case<AddOp>([&](AddOp) { return binary(*args[0], *args[1], std::plus<float>()); })
-      .Case<SubOp>([&](SubOp) { return binary(*args[0], *args[1], std::minus<float>()); })
-      .Case<MulOp>(
-          [&](MulOp) { return binary(*args[0], *args[1], std::multiplies<float>()); })
+      .Case<AddOp>([&](AddOp) {
+        return binary(*args[0], *args[1], std::plus<float>(), std::plus<uint64_t>());
+      })
+      .Case<SubOp>([&](SubOp) {
+        return binary(*args[0], *args[1], std::minus<float>(), std::minus<uint64_t>());
+      })
+      .Case<MulOp>([&](MulOp) {
+        return binary(*args[0], *args[1], std::multiplies<float>(),
+                      std::multiplies<uint64_t>());
+      })
       .Case<DivOp>(
           [&](DivOp) { return binary(*args[0], *args[1], std::divides<float>()); })
+      .Case<WhereOp>(
+          [&](WhereOp) -> Result { return where(*args[0], *args[1], *args[2]); })
+      .Case<CastOp>([&](CastOp c) -> Result {
+        Type to = c.getType().cast<ShapedType>().getElementType();
+        return cast(*args[0], to.isF32()         ? NumericType::F32
+                              : to.isInteger(32) ? NumericType::I32
+                                                 : NumericType::I64);
+      })
       .Case<ConstantOp>([&](ConstantOp c) -> Result {
         auto type = c.getType().cast<RankedTensorType>();
         std::vector<float> data;
@@ -118,12 +132,16 @@ llvm::Error kiln::reference::checkAgainstType(const HostTensor &t, Type type,
   if (ranked && boolean && !allowBoolean)
     return makeError(what + " has type " + print(type) +
                      ": i1 (a boolean mask) exists only inside an entry point, whose "
-                     "inputs, outputs and weights are f32 or i32");
-  if (!ranked || !(element.isF32() || element.isSignlessInteger(32) || boolean))
+                     "inputs, outputs and weights are f32, i32 or i64");
+  bool wide = element && element.isSignlessInteger(64);
+  if (!ranked || !(element.isF32() || element.isSignlessInteger(32) || wide || boolean))
     return makeError(what + " has type " + print(type) +
                      ", which the reference interpreter does not support");
-  if (t.isInt != (element.isSignlessInteger(32) || boolean))
-    return makeError(what + " holds " + (t.isInt ? "i32" : "f32") +
+  if (t.isInt != (element.isSignlessInteger(32) || boolean) || t.isI64 != wide)
+    return makeError(what + " holds " +
+                     (t.isInt   ? "i32"
+                      : t.isI64 ? "i64"
+                                : "f32") +
                      " data but its type is " + print(type));
   bool fits = t.shape.size() == static_cast<size_t>(ranked.getRank());
   for (size_t i = 0; fits && i < t.shape.size(); ++i)
@@ -132,7 +150,7 @@ llvm::Error kiln::reference::checkAgainstType(const HostTensor &t, Type type,
   if (!fits)
     return makeError(what + " has shape " + shapeToString(t.shape) + " but its type is " +
                      print(type));
-  size_t size = t.isInt ? t.i32.size() : t.f32.size();
+  size_t size = t.isInt ? t.i32.size() : t.isI64 ? t.i64.size() : t.f32.size();
   if (static_cast<int64_t>(size) != t.numElements())
     return makeError(what + " holds " + std::to_string(size) +
                      " elements but its shape " + shapeToString(t.shape) + " has " +

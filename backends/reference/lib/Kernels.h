@@ -48,7 +48,11 @@ void forEachIndex(llvm::ArrayRef<int64_t> shape,
 Shape unravelIndex(int64_t flat, llvm::ArrayRef<int64_t> shape);
 /// sum_i index[i] * strides[i].
 int64_t dot(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides);
-/// A tensor of `shape` whose element i is `input`'s element `source[i]`, of either
+/// A tensor of `shape`, with no data yet, of `t`'s element type.
+HostTensor emptyLike(const HostTensor &t, Shape shape);
+/// Appends element `offset` of `in` to `out`, of the same element type.
+void appendElement(HostTensor &out, const HostTensor &in, int64_t offset);
+/// A tensor of `shape` whose element i is `input`'s element `source[i]`, of any
 /// element type: the one loop behind every data-movement op.
 HostTensor gather(const HostTensor &input, Shape shape, llvm::ArrayRef<int64_t> source);
 /// An llvm::Error holding `message`.
@@ -72,12 +76,25 @@ llvm::Expected<AxisLines> axisLines(llvm::ArrayRef<int64_t> shape, int64_t axis,
 
 // Elementwise.cpp
 /// `combine` applied to `lhs` and `rhs` broadcast against each other, NumPy style: the
-/// kernel of every elementwise binary op (add, sub, mul, div).
-llvm::Expected<HostTensor> binary(const HostTensor &lhs, const HostTensor &rhs,
-                                  llvm::function_ref<float(float, float)> combine);
+/// kernel of every elementwise binary op (add, sub, mul, div). Integer operands (i32,
+/// i64: add, sub and mul) go through `combineInts` on their two's-complement bits, so
+/// that overflow wraps instead of being undefined.
+llvm::Expected<HostTensor>
+binary(const HostTensor &lhs, const HostTensor &rhs,
+       llvm::function_ref<float(float, float)> combine,
+       llvm::function_ref<uint64_t(uint64_t, uint64_t)> combineInts = nullptr);
 /// `value` where the boolean `mask` (broadcast to the input, never enlarging it) is 1.
 llvm::Expected<HostTensor> maskedFill(const HostTensor &input, const HostTensor &mask,
                                       float value);
+/// `onTrue` where the boolean `condition` is 1, `onFalse` elsewhere; all three broadcast.
+llvm::Expected<HostTensor> where(const HostTensor &condition, const HostTensor &onTrue,
+                                 const HostTensor &onFalse);
+/// The element types of numbers, what kiln.cast converts between.
+enum class NumericType { F32, I32, I64 };
+/// Each element converted to `to` as kiln.cast defines it. A NaN or a float outside the
+/// integer type's range, which kiln.cast leaves undefined, gives the type's minimum
+/// (x86's cvttss2si, and so PyTorch on x86, gives that too).
+HostTensor cast(const HostTensor &input, NumericType to);
 HostTensor scale(const HostTensor &input, float factor);
 HostTensor relu(const HostTensor &input);
 HostTensor gelu(const HostTensor &input);

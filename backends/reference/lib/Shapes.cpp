@@ -22,7 +22,34 @@ HostTensor HostTensor::ints(std::vector<int64_t> shape, std::vector<int32_t> dat
   return t;
 }
 
+HostTensor HostTensor::longs(std::vector<int64_t> shape, std::vector<int64_t> data) {
+  HostTensor t;
+  t.shape = std::move(shape);
+  t.isI64 = true;
+  t.i64 = data.empty() ? std::vector<int64_t>(std::max<int64_t>(t.numElements(), 0))
+                       : std::move(data);
+  return t;
+}
+
 int64_t HostTensor::numElements() const { return product(shape); }
+
+HostTensor kiln::reference::emptyLike(const HostTensor &t, Shape shape) {
+  HostTensor out;
+  out.shape = std::move(shape);
+  out.isInt = t.isInt;
+  out.isI64 = t.isI64;
+  return out;
+}
+
+void kiln::reference::appendElement(HostTensor &out, const HostTensor &in,
+                                    int64_t offset) {
+  if (in.isInt)
+    out.i32.push_back(in.i32[offset]);
+  else if (in.isI64)
+    out.i64.push_back(in.i64[offset]);
+  else
+    out.f32.push_back(in.f32[offset]);
+}
 
 std::string kiln::reference::shapeToString(llvm::ArrayRef<int64_t> shape) {
   std::string s = "[";
@@ -107,15 +134,9 @@ int64_t kiln::reference::dot(llvm::ArrayRef<int64_t> index,
 
 HostTensor kiln::reference::gather(const HostTensor &input, Shape shape,
                                    llvm::ArrayRef<int64_t> source) {
-  HostTensor out;
-  out.shape = std::move(shape);
-  out.isInt = input.isInt;
-  for (int64_t s : source) {
-    if (input.isInt)
-      out.i32.push_back(input.i32[s]);
-    else
-      out.f32.push_back(input.f32[s]);
-  }
+  HostTensor out = emptyLike(input, std::move(shape));
+  for (int64_t s : source)
+    appendElement(out, input, s);
   return out;
 }
 

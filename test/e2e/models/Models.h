@@ -30,6 +30,9 @@ dsl::Model buildDataMovementModel();
 dsl::Model buildDedupModel();
 /// Two entry points that share a weight and a matmul kernel; an i32 input with bounds.
 dsl::Model buildTwoEntriesModel();
+/// where (f32, fused after a mul, i32), casts between f32, i32 and i64 (an i64 input and
+/// outputs), and add / sub / mul on i32 and i64.
+dsl::Model buildSelectModel();
 
 } // namespace kiln::e2e
 

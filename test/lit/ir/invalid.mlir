@@ -58,10 +58,74 @@ func @sub_broadcast_mismatch(%a: tensor<?x3xf32>, %b: tensor<2x4xf32>) -> tensor
 
 // -----
 
-func @add_i32(%a: tensor<2xi32>) -> tensor<2xi32> {
-  // expected-error @+1 {{'kiln.add' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2xi32>'}}
-  %0 = kiln.add %a, %a : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+func @div_i32(%a: tensor<2xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.div' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2xi32>'}}
+  %0 = kiln.div %a, %a : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
   kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
+func @add_i1(%a: tensor<2xi1>) -> tensor<2xi1> {
+  // expected-error @+1 {{'kiln.add' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi1>'}}
+  %0 = kiln.add %a, %a : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  kiln.return
+}
+
+// -----
+
+func @add_i32_and_i64(%a: tensor<2xi32>, %b: tensor<2xi64>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.add' op requires the same element type for all operands and results}}
+  %0 = kiln.add %a, %b : (tensor<2xi32>, tensor<2xi64>) -> tensor<2xi32>
+  kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
+func @where_condition_not_bool(%c: tensor<2xi32>, %a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.where' op operand #0 must be ranked tensor of 1-bit signless integer values, but got 'tensor<2xi32>'}}
+  %0 = kiln.where %c, %a, %a : (tensor<2xi32>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @where_values_differ(%c: tensor<2xi1>, %a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.where' op on_false has element type 'i32' but on_true 'f32'; cast one to the other}}
+  %0 = kiln.where %c, %a, %b : (tensor<2xi1>, tensor<2xf32>, tensor<2xi32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @where_result_type(%c: tensor<2xi1>, %a: tensor<2xi32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.where' op result element type 'f32' must be 'i32'}}
+  %0 = kiln.where %c, %a, %a : (tensor<2xi1>, tensor<2xi32>, tensor<2xi32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @where_condition_does_not_broadcast(%c: tensor<3xi1>, %a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'kiln.where' op condition [3] does not broadcast against the values [2, 4]: shapes [3] and [2, 4] do not broadcast: 3 vs 4}}
+  %0 = kiln.where %c, %a, %a : (tensor<3xi1>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  kiln.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func @cast_to_i1(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.cast' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2xi1>'}}
+  %0 = kiln.cast %a : (tensor<2xf32>) -> tensor<2xi1>
+  kiln.return %a : tensor<2xf32>
+}
+
+// -----
+
+func @cast_shape(%a: tensor<2x3xf32>) -> tensor<3x2xi32> {
+  // expected-error @+1 {{'kiln.cast' op result type 'tensor<3x2xi32>' does not match the inferred shape [2, 3]}}
+  %0 = kiln.cast %a : (tensor<2x3xf32>) -> tensor<3x2xi32>
+  kiln.return %0 : tensor<3x2xi32>
 }
 
 // -----
@@ -260,7 +324,7 @@ func @return_type(%x: tensor<4xf32>) -> tensor<?xf32> {
 // -----
 
 func @return_scalar(%x: f32) -> f32 {
-  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer values, but got 'f32'}}
+  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'f32'}}
   kiln.return %x : f32
 }
 
@@ -945,7 +1009,7 @@ func @masked_fill_mask_enlarges(%x: tensor<1x3xf32>, %m: tensor<2x3xi1>) -> tens
 // -----
 
 func @boolean_parameter() -> tensor<4xi1> {
-  // expected-error @+1 {{'kiln.parameter' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer values}}
+  // expected-error @+1 {{'kiln.parameter' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values}}
   %0 = kiln.parameter "m" : tensor<4xi1>
   kiln.return %0 : tensor<4xi1>
 }
@@ -954,7 +1018,7 @@ func @boolean_parameter() -> tensor<4xi1> {
 
 func @boolean_output(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xi1> {
   %0 = kiln.padding_mask %l, %x {axis = 1 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xi1>
-  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer values}}
+  // expected-error @+1 {{'kiln.return' op operand #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values}}
   kiln.return %0 : tensor<?x?xi1>
 }
 

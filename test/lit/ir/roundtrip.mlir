@@ -240,3 +240,25 @@ func @static_states() -> tensor<2x3xf32> {
   "kiln.state_write"(%r) {name = "t"} : (tensor<2x3xf32>) -> ()
   kiln.return %r : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @where_cast_and_integer_arithmetic
+// CHECK: %[[M:.+]] = kiln.causal_mask %{{.+}} {axis = 1 : i64} : (tensor<?x?xi64>) -> tensor<?x?xi1>
+// CHECK: kiln.where %[[M]], %{{.+}}, %{{.+}} : (tensor<?x?xi1>, tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+// CHECK: %[[IDS:.+]] = kiln.cast %{{.+}} : (tensor<?x?xi64>) -> tensor<?x?xi32>
+// CHECK: %[[P:.+]] = kiln.add %[[IDS]], %{{.+}} : (tensor<?x?xi32>, tensor<i32>) -> tensor<?x?xi32>
+// CHECK: kiln.sub %{{.+}}, %{{.+}} : (tensor<?x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+// CHECK: kiln.mul %[[P]], %[[P]] : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+// CHECK: kiln.cast %{{.+}} : (tensor<?x?xi32>) -> tensor<?x?xf32>
+func @where_cast_and_integer_arithmetic(%s: tensor<?x4x?x?xf32>, %tokens: tensor<?x?xi64>,
+                                        %p: tensor<i32>)
+    -> (tensor<?x4x?x?xf32>, tensor<?x?xi64>, tensor<?x?xf32>) {
+  %fill = kiln.constant dense<-1.0e9> : tensor<f32>
+  %m = kiln.causal_mask %tokens {axis = 1 : i64} : (tensor<?x?xi64>) -> tensor<?x?xi1>
+  %w = kiln.where %m, %fill, %s : (tensor<?x?xi1>, tensor<f32>, tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
+  %ids = kiln.cast %tokens : (tensor<?x?xi64>) -> tensor<?x?xi32>
+  %pos = kiln.add %ids, %p : (tensor<?x?xi32>, tensor<i32>) -> tensor<?x?xi32>
+  %d = kiln.sub %tokens, %tokens : (tensor<?x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>
+  %sq = kiln.mul %pos, %pos : (tensor<?x?xi32>, tensor<?x?xi32>) -> tensor<?x?xi32>
+  %f = kiln.cast %sq : (tensor<?x?xi32>) -> tensor<?x?xf32>
+  kiln.return %w, %d, %f : tensor<?x4x?x?xf32>, tensor<?x?xi64>, tensor<?x?xf32>
+}

@@ -19,6 +19,8 @@ using SourceLoc = std::source_location;
 /// Batched matrix product; leading dims broadcast (a rank-2 weight applies to every row).
 Tensor matmul(Operand lhs, Operand rhs, bool transposeLhs = false,
               bool transposeRhs = false, SourceLoc loc = SourceLoc::current());
+/// add, sub and mul take two F32, two I32 or two I64 operands (position arithmetic:
+/// `positions + P`); div takes F32.
 Tensor add(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 Tensor sub(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
 Tensor mul(Operand lhs, Operand rhs, SourceLoc loc = SourceLoc::current());
@@ -62,6 +64,17 @@ Tensor slice(Operand input, int64_t axis, int64_t start, int64_t end,
 /// Joins `inputs` (same rank and dtype, equal other dims) along `axis`.
 Tensor concat(const std::vector<Tensor> &inputs, int64_t axis,
               SourceLoc loc = SourceLoc::current());
+
+// -- Selection and casts --
+
+/// PyTorch's torch.where: `onTrue` where the Bool `condition` is true, `onFalse`
+/// elsewhere; all three broadcast, and the two values have one dtype (F32, I32 or I64).
+Tensor where(Operand condition, Operand onTrue, Operand onFalse,
+             SourceLoc loc = SourceLoc::current());
+/// `input` converted to `dtype`, between F32, I32 and I64, as PyTorch's `.to(dtype)`:
+/// a float becomes an integer by truncation toward zero, i64 becomes i32 by keeping the
+/// low 32 bits. A NaN or a float outside the integer range has no defined result.
+Tensor cast(Operand input, DType dtype, SourceLoc loc = SourceLoc::current());
 
 // -- Embeddings, positions and masks --
 

@@ -25,10 +25,12 @@ namespace kiln::dsl {
 class ModelBuilder;
 
 /// Element types. Bool (i1) is for masks built inside an entry point (true = masked);
-/// inputs, outputs and weights are F32 or I32, the dtypes a runtime buffer can have.
-enum class DType { F32, I32, Bool };
+/// inputs, outputs and weights are F32, I32 or I64, the dtypes a runtime buffer can
+/// have. I64 is for the int64 token ids Hugging Face tokenizers give: cast them to I32
+/// for embedding and the other ops that take ids.
+enum class DType { F32, I32, Bool, I64 };
 
-/// The MLIR element type of `dtype`: f32, i32 or i1.
+/// The MLIR element type of `dtype`: f32, i32, i1 or i64.
 mlir::Type elementType(mlir::MLIRContext &context, DType dtype);
 /// That type as MLIR spells it, for messages.
 const char *dtypeName(DType dtype);

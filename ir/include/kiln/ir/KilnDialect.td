@@ -41,10 +41,12 @@ class Kiln_Op<string mnemonic, list<Trait> traits = []>
 def Kiln_F32Tensor : RankedTensorOf<[F32]>;
 def Kiln_IndexTensor : RankedTensorOf<[I32]>;
 def Kiln_BoolTensor : RankedTensorOf<[I1]>;
+/// Numbers: what arithmetic (add, sub, mul, where) and kiln.cast take.
+def Kiln_NumericTensor : RankedTensorOf<[F32, I32, I64]>;
 /// What crosses an entry's boundary: inputs, outputs and weights.
-def Kiln_BoundaryTensor : RankedTensorOf<[F32, I32]>;
+def Kiln_BoundaryTensor : RankedTensorOf<[F32, I32, I64]>;
 /// What data movement (reshape, transpose, slice, concat) carries: any value.
-def Kiln_AnyTensor : RankedTensorOf<[F32, I32, I1]>;
+def Kiln_AnyTensor : RankedTensorOf<[F32, I32, I64, I1]>;
 /// A mask: additive f32 (0 keeps, -inf masks) or boolean i1 (true masks).
 def Kiln_MaskTensor : RankedTensorOf<[F32, I1]>;
 

@@ -20,10 +20,12 @@ class KvAppendOp;
 class StateAllocOp;
 class StateReadOp;
 class StateWriteOp;
+class WhereOp;
 /// Checks an op's declared result type against its symbolic shape rule.
 mlir::LogicalResult verifySymbolicShape(mlir::Operation *op);
 mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
+mlir::LogicalResult verifyWhere(WhereOp op);
 /// A body whose arguments have the operands' types and that yields the result's type.
 mlir::LogicalResult verifyFusion(FusionOp op);
 /// State ops (StateOps.cpp): a non-empty name, a rank >= 1 (dimension 0 is the batch),

@@ -104,8 +104,8 @@ def Kiln_LinearOp : Kiln_ShapedOp<"linear"> {
 //===----------------------------------------------------------------------===//
 
 // An elementwise binary op is one `def` below: the broadcasting shape rule is this
-// class's, so a new one needs no C++ in ir/.
-class Kiln_BinaryOp<string mnemonic, string formula>
+// class's, so a new one needs no C++ in ir/. `operandType` widens it past f32.
+class Kiln_BinaryOp<string mnemonic, string formula, Type operandType = Kiln_F32Tensor>
     : Kiln_Op<mnemonic, [NoSideEffect, SameOperandsAndResultElementType,
                          Kiln_SymbolicShapeOpInterface]> {
   let summary = "elementwise " # formula # " with NumPy broadcasting";
@@ -118,8 +118,8 @@ class Kiln_BinaryOp<string mnemonic, string formula>
         : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
     ```
   }];
-  let arguments = (ins Kiln_F32Tensor:$lhs, Kiln_F32Tensor:$rhs);
-  let results = (outs Kiln_F32Tensor:$result);
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs operandType:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
     ::kiln::ShapeResult inferSymbolicShape(::llvm::ArrayRef<::kiln::SymShape> operands) {
@@ -128,10 +128,58 @@ class Kiln_BinaryOp<string mnemonic, string formula>
   }];
 }
 
-def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs">;
-def Kiln_SubOp : Kiln_BinaryOp<"sub", "lhs - rhs">;
-def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs">;
+// On i32 and i64 (position arithmetic such as `positions + P`) as on f32; integer
+// overflow wraps in the interpreter and is undefined in compiled kernels.
+def Kiln_AddOp : Kiln_BinaryOp<"add", "lhs + rhs", Kiln_NumericTensor>;
+def Kiln_SubOp : Kiln_BinaryOp<"sub", "lhs - rhs", Kiln_NumericTensor>;
+def Kiln_MulOp : Kiln_BinaryOp<"mul", "lhs * rhs", Kiln_NumericTensor>;
 def Kiln_DivOp : Kiln_BinaryOp<"div", "lhs / rhs">;
+
+//===----------------------------------------------------------------------===//
+// Selection and casts
+//===----------------------------------------------------------------------===//
+
+def Kiln_WhereOp : Kiln_ShapedOp<"where", [], ["inferElementType"]> {
+  let summary = "picks each element from one of two tensors by a boolean condition";
+  let description = [{
+    `result = condition ? on_true : on_false`, elementwise, as PyTorch's `torch.where`:
+    the three operands broadcast against each other as the binary ops' do, and
+    `on_true`, `on_false` and the result have one element type (f32, i32 or i64).
+
+    ```mlir
+    %s = kiln.where %causal, %scores, %fill
+        : (tensor<?x?xi1>, tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_NumericTensor:$on_true,
+                   Kiln_NumericTensor:$on_false);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)
+  }];
+  // MLIR 14's AllElementTypesMatch does not compile for three names.
+  let verifier = [{ return ::kiln::verifyWhere(*this); }];
+}
+
+def Kiln_CastOp : Kiln_ShapedOp<"cast", [], ["inferElementType"]> {
+  let summary = "converts each element to the result's element type";
+  let description = [{
+    Between f32, i32 and i64, as PyTorch's `Tensor.to(dtype)`: f32 to an integer
+    truncates toward zero (2.7 -> 2, -2.7 -> -2); i64 to i32 keeps the low 32 bits
+    (two's complement); an integer to f32 rounds to nearest. A NaN, an infinity or a
+    float outside the integer type's range has no defined result (PyTorch's neither),
+    and the compiled kernel and the interpreter may differ there. A cast to the input's
+    own type is the identity.
+
+    ```mlir
+    %ids = kiln.cast %tokens : (tensor<?x?xi64>) -> tensor<?x?xi32>
+    %p = kiln.cast %positions : (tensor<?xi32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$input);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
 
 def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike, NoSideEffect,
     TypesMatchWith<"result and value have the same type", "value", "result", "$_self">]> {

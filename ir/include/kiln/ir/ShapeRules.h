@@ -71,6 +71,9 @@ namespace shape_rules {
 ShapeResult matmul(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs,
                    bool transposeLhs, bool transposeRhs);
 ShapeResult broadcast(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs);
+/// The broadcast of all three operands of where(condition, onTrue, onFalse).
+ShapeResult where(llvm::ArrayRef<SymDim> condition, llvm::ArrayRef<SymDim> onTrue,
+                  llvm::ArrayRef<SymDim> onFalse);
 ShapeResult softmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 ShapeResult layerNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma,
                       llvm::ArrayRef<SymDim> beta);

@@ -18,16 +18,20 @@
 
 namespace kiln::reference {
 
-/// A dense row-major tensor on the host. Exactly one of `f32` / `i32` holds the data,
-/// according to `isInt`. The factories zero-fill when given no data.
+/// A dense row-major tensor on the host. Exactly one of `f32` / `i32` / `i64` holds the
+/// data: `i32` when `isInt`, `i64` when `isI64`, `f32` otherwise. The factories
+/// zero-fill when given no data.
 struct HostTensor {
   std::vector<int64_t> shape;
   bool isInt = false;
+  bool isI64 = false;
   std::vector<float> f32;
   std::vector<int32_t> i32;
+  std::vector<int64_t> i64;
 
   static HostTensor floats(std::vector<int64_t> shape, std::vector<float> data = {});
   static HostTensor ints(std::vector<int64_t> shape, std::vector<int32_t> data = {});
+  static HostTensor longs(std::vector<int64_t> shape, std::vector<int64_t> data = {});
   int64_t numElements() const;
 };
 
