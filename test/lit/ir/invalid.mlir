@@ -139,7 +139,7 @@ func @relu_unranked(%a: tensor<*xf32>) -> tensor<*xf32> {
 // -----
 
 func @add_unranked_result(%a: tensor<2xf32>) -> tensor<*xf32> {
-  // expected-error @+1 {{'kiln.add' op result #0 must be ranked tensor of 32-bit float values, but got 'tensor<*xf32>'}}
+  // expected-error @+1 {{'kiln.add' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<*xf32>'}}
   %0 = kiln.add %a, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<*xf32>
   kiln.return %0 : tensor<*xf32>
 }

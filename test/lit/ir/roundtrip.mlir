@@ -243,7 +243,7 @@ func @static_states() -> tensor<2x3xf32> {
 
 // CHECK-LABEL: func @where_cast_and_integer_arithmetic
 // CHECK: %[[M:.+]] = kiln.causal_mask %{{.+}} {axis = 1 : i64} : (tensor<?x?xi64>) -> tensor<?x?xi1>
-// CHECK: kiln.where %[[M]], %{{.+}}, %{{.+}} : (tensor<?x?xi1>, tensor<?x4x?x?xf32>, tensor<f32>) -> tensor<?x4x?x?xf32>
+// CHECK: kiln.where %[[M]], %{{.+}}, %{{.+}} : (tensor<?x?xi1>, tensor<f32>, tensor<?x4x?x?xf32>) -> tensor<?x4x?x?xf32>
 // CHECK: %[[IDS:.+]] = kiln.cast %{{.+}} : (tensor<?x?xi64>) -> tensor<?x?xi32>
 // CHECK: %[[P:.+]] = kiln.add %[[IDS]], %{{.+}} : (tensor<?x?xi32>, tensor<i32>) -> tensor<?x?xi32>
 // CHECK: kiln.sub %{{.+}}, %{{.+}} : (tensor<?x?xi64>, tensor<?x?xi64>) -> tensor<?x?xi64>

@@ -148,7 +148,7 @@ TEST_F(ReferenceSelection, I64InputWithI32DataIsAnError) {
       kiln.return %x : tensor<2xi64>
     })mlir");
   EXPECT_TRUE(contains(runError("f", {{"arg0", HostTensor::ints({2}, {1, 2})}}),
-                       "holds i32 data but its type is 'tensor<2xi64>'"));
+                       "holds i32 data but its type is tensor<2xi64>"));
 }
 
 } // namespace
