@@ -30,6 +30,8 @@ dsl::Model buildDataMovementModel();
 dsl::Model buildDedupModel();
 /// Two entry points that share a weight and a matmul kernel; an i32 input with bounds.
 dsl::Model buildTwoEntriesModel();
+/// Token and learned position embeddings (a 32-row table) with T unbounded and bounded.
+dsl::Model buildPositionsModel();
 
 } // namespace kiln::e2e
 
