@@ -38,6 +38,14 @@ struct ModelBuilder::EntryState {
   std::vector<std::string> inputValueDims;
   /// Per input: where it was declared.
   std::vector<std::source_location> inputLocs;
+  /// Per bounded dimension name: its largest size and the input that declared it.
+  struct DeclaredMax {
+    int64_t max;
+    std::string input;
+  };
+  std::map<std::string, DeclaredMax> dimMax;
+  /// Per input: its `kiln.dim_max` (null when none of its dims is bounded).
+  std::vector<mlir::ArrayAttr> inputDimMax;
   /// Whether the entry creates or updates a state, which makes outputs optional.
   bool writesState = false;
   std::vector<std::string> outputNames;

@@ -79,6 +79,8 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   for (size_t i = 0; i < state.inputNames.size(); ++i) {
     func.setArgAttr(i, kNameAttr, StringAttr::get(&ctx, state.inputNames[i]));
     func.setArgAttr(i, kDimsAttr, state.inputDims[i]);
+    if (state.inputDimMax[i])
+      func.setArgAttr(i, kDimMaxAttr, state.inputDimMax[i]);
   }
   // What binds each name when the entry runs: an input's shape or the shape of a state
   // it reads (as the IR sees them, before the value dims are set), or an input's value.

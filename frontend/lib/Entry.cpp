@@ -35,14 +35,32 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
   MLIRContext &ctx = builder_->context();
   // A bad dim is reported; a size of 1 in its place keeps later ops from cascading.
   SymShape shape;
+  std::vector<Attribute> maxes;
+  bool bounded = false;
   for (const Dim &d : dims) {
-    std::optional<SymShape> one = declaredShape({d}, "input '" + name + "'", loc);
+    std::optional<SymShape> one =
+        declaredShape({d}, "input '" + name + "'", loc, /*allowMax=*/true);
     shape.push_back(one ? one->front() : SymDim::fixed(1));
+    int64_t max = one && !d.name.empty() ? d.max : 0;
+    maxes.push_back(IntegerAttr::get(IntegerType::get(&ctx, 64), max));
+    if (max == 0)
+      continue;
+    bounded = true;
+    // A bound belongs to the name, not the input: guessing which of two differing
+    // bounds the user meant would hide a mistake.
+    auto [it, inserted] = state.dimMax.try_emplace(
+        d.name, ModelBuilder::EntryState::DeclaredMax{max, name});
+    if (!inserted && it->second.max != max)
+      builder_->error(loc, "input '" + name + "' bounds dimension '" + d.name + "' by " +
+                               std::to_string(max) + ", but input '" + it->second.input +
+                               "' bounds it by " + std::to_string(it->second.max) +
+                               "; give every input the same bound, or none");
   }
   auto type = RankedTensorType::get(staticShape(shape), elementType(ctx, dtype));
   Value arg = state.func.front().addArgument(type, builder_->location(loc));
   state.inputNames.push_back(name);
   state.inputDims.push_back(dimsAttr(ctx, dims));
+  state.inputDimMax.push_back(bounded ? ArrayAttr::get(&ctx, maxes) : ArrayAttr());
   state.inputBounds.emplace_back();
   state.inputValueDims.emplace_back();
   state.inputLocs.push_back(loc);
@@ -96,9 +114,17 @@ Tensor Entry::input(const std::string &name, DType dtype, std::vector<Dim> dims,
 
 std::optional<SymShape> Entry::declaredShape(const std::vector<Dim> &dims,
                                              const std::string &what,
-                                             std::source_location loc) {
+                                             std::source_location loc, bool allowMax) {
   SymShape shape;
   for (const Dim &d : dims) {
+    if (d.max < 0 || (d.max > 0 && !allowMax)) {
+      builder_->error(
+          loc, what + " bounds dimension '" + d.name + "' by " + std::to_string(d.max) +
+                   (allowMax ? "; a bound is a positive size"
+                             : "; bound a dimension where an input declares "
+                               "it (a state's sizes follow from the inputs)"));
+      return std::nullopt;
+    }
     if (!d.name.empty()) {
       if (!isDimName(d.name)) {
         builder_->error(loc, what + " names a dimension \"" + d.name +

@@ -47,7 +47,7 @@ ModelBuilder::Scope::Scope(ModelBuilder &builder, const void *module, std::strin
                            std::source_location callSite) {
   if (!builder.frames_.empty() && builder.frames_.back().module == module)
     return;
-  builder.frames_.push_back({module, std::move(name), callSite});
+  builder.frames_.push_back({module, std::move(name), callSite, builder.errors_.size()});
   builder_ = &builder;
 }
 
@@ -75,6 +75,10 @@ Location ModelBuilder::location(std::source_location loc) {
 }
 
 void ModelBuilder::error(Location loc, const std::string &message) {
+  // One mistake at the user's line (a wrong width into an attention layer) fails every
+  // projection inside the module; the first error says it, the rest would repeat it.
+  if (!frames_.empty() && errors_.size() > frames_.front().errorsBefore)
+    return;
   errors_.push_back(buildErrorAt(loc, message));
 }
 
@@ -147,6 +151,18 @@ Tensor ModelBuilder::materialize(const Parameter &parameter, std::source_locatio
   return wrap(cached, std::move(shape), parameter.dtype_);
 }
 
+std::string ModelBuilder::operandOf(llvm::ArrayRef<Tensor> operands, Region *region) {
+  std::string entry = "?";
+  for (const auto &state : entries_)
+    if (&state->func.getBody() == region)
+      entry = state->name;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (operands[i].value().getParentRegion() == region)
+      return "operand #" + std::to_string(i) + " " + toString(operands[i].shape()) +
+             " is a tensor of entry '" + entry + "'";
+  return "entry '" + entry + "'";
+}
+
 bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
                                    std::source_location loc) {
   Region *region = nullptr;
@@ -155,7 +171,10 @@ bool ModelBuilder::prepareOperands(llvm::ArrayRef<Tensor> operands,
       return false;
     Region *r = t.value().getParentRegion();
     if (region && r != region) {
-      error(loc, "operands come from different entry points");
+      error(loc, "operands come from different entry points: " +
+                     operandOf(operands, region) + " and " + operandOf(operands, r) +
+                     "; pass a value between entries as an output and an input, or "
+                     "as a state");
       return false;
     }
     region = r;
@@ -188,12 +207,10 @@ Model ModelBuilder::finish() {
     for (size_t i = 0; i < state->outputNames.size(); ++i)
       func.setResultAttr(i, kNameAttr, StringAttr::get(&ctx, state->outputNames[i]));
     if (state->declaredOutputs == 0 && !state->writesState)
-      errors_.push_back(
-          {"",
-           0,
-           0,
-           "entry point '" + state->name + "' has no outputs and writes no state",
-           {}});
+      errors_.push_back(buildErrorAt(
+          func.getLoc(), "entry point '" + state->name +
+                             "' has no outputs and writes no state: declare one with "
+                             "output(NAME, TENSOR)"));
   }
   if (entries_.empty())
     errors_.push_back({"", 0, 0, "model '" + name_ + "' declares no entry point", {}});

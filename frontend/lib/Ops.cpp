@@ -57,14 +57,16 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
       continue;
     std::string got =
         std::string("an ") + dtypeName(t.dtype()) + " tensor " + toString(t.shape());
-    // Hugging Face's int64 ids: the fix is known.
-    if (t.dtype() == DType::I64 && *wanted == DType::I32)
-      got += "; cast(ids, DType::I32) first";
+    // A number of the other kind converts; a mask does not.
+    std::string hint;
+    if (t.dtype() != DType::Bool && *wanted != DType::Bool)
+      hint = std::string("; convert it with cast(") + (name ? name : "x") + ", DType::" +
+             llvm::StringRef(dtypeName(*wanted)).upper() + ")";
     // Unnamed operands: an op that takes f32 throughout.
     builder->error(loc, std::string(opName) + " needs " +
                             (name ? std::string(name) + " of type " + dtypeName(*wanted)
                                   : std::string(dtypeName(*wanted)) + " operands") +
-                            ", got " + got);
+                            ", got " + got + hint);
     return {};
   }
   ShapeResult result = rule();
@@ -91,7 +93,15 @@ Tensor kiln::dsl::matmul(Operand lhs, Operand rhs, bool transposeLhs, bool trans
   return buildOp(
       "matmul", {a, b}, loc, Signature::floats(2),
       [&] {
-        return shape_rules::matmul(a.shape(), b.shape(), transposeLhs, transposeRhs);
+        ShapeResult result =
+            shape_rules::matmul(a.shape(), b.shape(), transposeLhs, transposeRhs);
+        // [.., T, d] x [.., T, d] for scores: the usual slip is the rhs's orientation.
+        if (!result.succeeded() &&
+            shape_rules::matmul(a.shape(), b.shape(), transposeLhs, !transposeRhs)
+                .succeeded())
+          result.error += std::string("; did you mean transposeRhs=") +
+                          (transposeRhs ? "false" : "true") + "?";
+        return result;
       },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<MatmulOp>(l, t, a.value(), b.value(), transposeLhs, transposeRhs)

@@ -104,19 +104,51 @@ static LogicalResult verifyBounds(FunctionOpInterface func, unsigned argIndex,
   return success();
 }
 
+/// `kiln.dim_max`: beside `kiln.dims`, a positive bound per named dimension (0: none),
+/// the same for a name wherever an input of the entry bounds it.
+static LogicalResult verifyDimMax(FunctionOpInterface func, unsigned argIndex,
+                                  Attribute value) {
+  auto fail = [&]() {
+    return func->emitOpError() << "'" << kDimMaxAttr << "' of input #" << argIndex << " ";
+  };
+  auto maxes = value.dyn_cast<ArrayAttr>();
+  auto dims = func.getArgAttrOfType<ArrayAttr>(argIndex, kDimsAttr);
+  if (!maxes || !dims || maxes.size() != dims.size())
+    return fail() << "must be an array of integers, one per entry of '" << kDimsAttr
+                  << "', got " << value;
+  for (auto [dim, max] : llvm::zip(dims, maxes)) {
+    auto bound = max.dyn_cast<IntegerAttr>();
+    auto name = dim.dyn_cast<StringAttr>();
+    if (!bound || bound.getInt() < 0)
+      return fail() << "must hold integers >= 0 (0: unbounded), got " << max;
+    if (bound.getInt() == 0)
+      continue;
+    if (!name || name.getValue().empty())
+      return fail() << "bounds a static dimension (" << bound.getInt()
+                    << "); only named dimensions take a bound";
+    int64_t other = dimMax(func, name.getValue()).getValueOr(bound.getInt());
+    if (other != bound.getInt())
+      return fail() << "bounds '" << name.getValue() << "' by " << bound.getInt()
+                    << ", but another input of the entry bounds it by " << other;
+  }
+  return success();
+}
+
 /// The entry-input attributes whose form matters before any pass reads them:
-/// `kiln.bounds` and `kiln.value_dim` (SymbolicShapes.h documents both). kiln.name and
-/// kiln.dims are read where used.
+/// `kiln.bounds`, `kiln.value_dim` and `kiln.dim_max` (SymbolicShapes.h documents
+/// them). kiln.name and kiln.dims are read where used.
 LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned region,
                                                     unsigned argIndex,
                                                     NamedAttribute attribute) {
   StringRef name = attribute.getName().getValue();
-  if (name != kBoundsAttr && name != kValueDimAttr)
+  if (name != kBoundsAttr && name != kValueDimAttr && name != kDimMaxAttr)
     return success();
   auto func = dyn_cast<FunctionOpInterface>(op);
   if (!func)
     return op->emitOpError() << "'" << name << "' belongs on function arguments";
   if (name == kValueDimAttr)
     return verifyValueDim(func, argIndex, attribute.getValue());
+  if (name == kDimMaxAttr)
+    return verifyDimMax(func, argIndex, attribute.getValue());
   return verifyBounds(func, argIndex, attribute.getValue());
 }

@@ -126,20 +126,20 @@ struct Monomial {
 ShapeResult shape_rules::matmul(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs,
                                 bool transposeLhs, bool transposeRhs) {
   if (lhs.size() < 2 || rhs.size() < 2)
-    return ShapeResult::failure("matmul operands need rank >= 2, got lhs " +
-                                toString(lhs) + " and rhs " + toString(rhs));
+    return ShapeResult::failure("operands need rank >= 2, got lhs " + toString(lhs) +
+                                " and rhs " + toString(rhs));
   size_t lr = lhs.size(), rr = rhs.size();
   const SymDim &m = transposeLhs ? lhs[lr - 1] : lhs[lr - 2];
   const SymDim &kl = transposeLhs ? lhs[lr - 2] : lhs[lr - 1];
   const SymDim &kr = transposeRhs ? rhs[rr - 1] : rhs[rr - 2];
   const SymDim &n = transposeRhs ? rhs[rr - 2] : rhs[rr - 1];
   if (!dimsCompatible(kl, kr))
-    return ShapeResult::failure("matmul contraction dimensions differ: lhs " +
-                                toString(lhs) + " contracts " + kl.str() + ", rhs " +
-                                toString(rhs) + " contracts " + kr.str());
+    return ShapeResult::failure("contraction dimensions differ: lhs " + toString(lhs) +
+                                " contracts " + kl.str() + ", rhs " + toString(rhs) +
+                                " contracts " + kr.str());
   ShapeResult batch = broadcast(lhs.drop_back(2), rhs.drop_back(2));
   if (!batch.succeeded())
-    return ShapeResult::failure("matmul batch dimensions: " + batch.error);
+    return ShapeResult::failure("batch dimensions: " + batch.error);
   batch.shape.push_back(m);
   batch.shape.push_back(n);
   return batch;
@@ -184,7 +184,7 @@ ShapeResult shape_rules::where(llvm::ArrayRef<SymDim> condition,
 
 ShapeResult shape_rules::softmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   if (axis < 0 || axis >= static_cast<int64_t>(input.size()))
-    return ShapeResult::failure("softmax axis " + std::to_string(axis) +
+    return ShapeResult::failure("axis " + std::to_string(axis) +
                                 " is out of range for shape " + toString(input));
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
 }
@@ -193,12 +193,12 @@ ShapeResult shape_rules::layerNorm(llvm::ArrayRef<SymDim> input,
                                    llvm::ArrayRef<SymDim> gamma,
                                    llvm::ArrayRef<SymDim> beta) {
   if (input.empty())
-    return ShapeResult::failure("layer_norm needs an input of rank >= 1");
+    return ShapeResult::failure("needs an input of rank >= 1");
   const SymDim &features = input.back();
   for (auto [name, p] : {std::pair{"gamma", gamma}, std::pair{"beta", beta}}) {
     if (p.size() != 1 || !dimsCompatible(p[0], features))
-      return ShapeResult::failure(std::string("layer_norm ") + name + " has shape " +
-                                  toString(p) + ", expected [" + features.str() +
+      return ShapeResult::failure(std::string(name) + " has shape " + toString(p) +
+                                  ", expected [" + features.str() +
                                   "] to match the last dimension of " + toString(input));
   }
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
@@ -213,21 +213,21 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
     int64_t s = newShape[i];
     if (s == -1) {
       if (inferred != -1)
-        return ShapeResult::failure("reshape may infer only one dimension (-1)");
+        return ShapeResult::failure("may infer only one dimension (-1)");
       inferred = i;
       result.push_back(SymDim::unknown());
       continue;
     }
     if (s == 0) {
       if (i >= input.size())
-        return ShapeResult::failure("reshape entry 0 at position " + std::to_string(i) +
+        return ShapeResult::failure("entry 0 at position " + std::to_string(i) +
                                     " copies a dimension that input " + toString(input) +
                                     " does not have");
       result.push_back(input[i]);
     } else if (s > 0) {
       result.push_back(SymDim::fixed(s));
     } else {
-      return ShapeResult::failure("reshape size " + std::to_string(s) +
+      return ShapeResult::failure("size " + std::to_string(s) +
                                   " is invalid (use > 0, 0 to keep or -1 to infer)");
     }
     known.multiply(Monomial::of(result.back()));
@@ -241,8 +241,7 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
     if (anyUnknown) {
       result[inferred] = SymDim::unknown();
     } else if (!total.divide(known)) {
-      return ShapeResult::failure("reshape of " + toString(input) + " to " +
-                                  toString(result) +
+      return ShapeResult::failure("from " + toString(input) + " to " + toString(result) +
                                   ": the element count is not divisible");
     } else {
       result[inferred] = total.toDim();
@@ -252,8 +251,8 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
   if (!anyUnknown) {
     Monomial rest = total;
     if (!rest.divide(known) || rest.coefficient != 1 || !rest.factors.empty())
-      return ShapeResult::failure("reshape of " + toString(input) + " to " +
-                                  toString(result) + " changes the element count");
+      return ShapeResult::failure("from " + toString(input) + " to " + toString(result) +
+                                  " changes the element count");
   }
   return ShapeResult::ok(std::move(result));
 }
@@ -261,14 +260,14 @@ ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,
 ShapeResult shape_rules::transpose(llvm::ArrayRef<SymDim> input,
                                    llvm::ArrayRef<int64_t> permutation) {
   if (permutation.size() != input.size())
-    return ShapeResult::failure(
-        "transpose permutation has " + std::to_string(permutation.size()) +
-        " entries for an input of rank " + std::to_string(input.size()));
+    return ShapeResult::failure("permutation has " + std::to_string(permutation.size()) +
+                                " entries for an input of rank " +
+                                std::to_string(input.size()));
   llvm::SmallVector<bool, 4> seen(input.size(), false);
   SymShape result;
   for (int64_t p : permutation) {
     if (p < 0 || p >= static_cast<int64_t>(input.size()) || seen[p])
-      return ShapeResult::failure("transpose permutation is not a permutation of 0.." +
+      return ShapeResult::failure("permutation is not a permutation of 0.." +
                                   std::to_string(input.size() - 1));
     seen[p] = true;
     result.push_back(input[p]);

@@ -28,30 +28,30 @@ bool shape_rules::broadcastsInto(llvm::ArrayRef<SymDim> small,
 ShapeResult shape_rules::attention(llvm::ArrayRef<SymDim> q, llvm::ArrayRef<SymDim> k,
                                    llvm::ArrayRef<SymDim> v, const SymShape *mask) {
   if (q.size() < 3 || k.size() != q.size() || v.size() != q.size())
-    return ShapeResult::failure("attention needs q, k and v of one rank >= 3 "
+    return ShapeResult::failure("needs q, k and v of one rank >= 3 "
                                 "([..., T, d]), got q " +
                                 toString(q) + ", k " + toString(k) + " and v " +
                                 toString(v));
   size_t r = q.size();
   if (!dimsCompatible(q[r - 1], k[r - 1]))
-    return ShapeResult::failure("attention head dimensions differ: q " + toString(q) +
-                                " has " + q[r - 1].str() + ", k " + toString(k) +
-                                " has " + k[r - 1].str());
+    return ShapeResult::failure("head dimensions differ: q " + toString(q) + " has " +
+                                q[r - 1].str() + ", k " + toString(k) + " has " +
+                                k[r - 1].str());
   if (!dimsCompatible(k[r - 2], v[r - 2]))
-    return ShapeResult::failure("attention keys and values differ in number: k " +
-                                toString(k) + " has " + k[r - 2].str() + ", v " +
-                                toString(v) + " has " + v[r - 2].str());
+    return ShapeResult::failure("keys and values differ in number: k " + toString(k) +
+                                " has " + k[r - 2].str() + ", v " + toString(v) +
+                                " has " + v[r - 2].str());
   ShapeResult batch = broadcast(q.drop_back(2), k.drop_back(2));
   if (batch.succeeded())
     batch = broadcast(batch.shape, v.drop_back(2));
   if (!batch.succeeded())
-    return ShapeResult::failure("attention batch dimensions: " + batch.error);
+    return ShapeResult::failure("batch dimensions: " + batch.error);
   if (mask) {
     SymShape scores = batch.shape;
     scores.push_back(q[r - 2]);
     scores.push_back(k[r - 2]);
     if (!broadcastsInto(*mask, scores))
-      return ShapeResult::failure("attention mask " + toString(*mask) +
+      return ShapeResult::failure("mask " + toString(*mask) +
                                   " does not broadcast to the scores " +
                                   toString(scores) + " ([..., Tq, Tk])");
   }
@@ -64,7 +64,7 @@ ShapeResult shape_rules::attention(llvm::ArrayRef<SymDim> q, llvm::ArrayRef<SymD
 ShapeResult shape_rules::maskedFill(llvm::ArrayRef<SymDim> input,
                                     llvm::ArrayRef<SymDim> mask) {
   if (!broadcastsInto(mask, input))
-    return ShapeResult::failure("masked_fill mask " + toString(mask) +
+    return ShapeResult::failure("mask " + toString(mask) +
                                 " does not broadcast to the input " + toString(input));
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
 }

@@ -12,28 +12,27 @@
 using namespace kiln;
 
 /// Why `axis` is not a dimension of `shape`, or "" when it is.
-static std::string checkAxis(const char *op, llvm::ArrayRef<SymDim> shape, int64_t axis) {
+static std::string checkAxis(llvm::ArrayRef<SymDim> shape, int64_t axis) {
   if (axis >= 0 && axis < static_cast<int64_t>(shape.size()))
     return "";
-  return std::string(op) + " axis " + std::to_string(axis) +
-         " is out of range for shape " + toString(shape);
+  return "axis " + std::to_string(axis) + " is out of range for shape " + toString(shape);
 }
 
 ShapeResult shape_rules::linear(llvm::ArrayRef<SymDim> input,
                                 llvm::ArrayRef<SymDim> weight,
                                 llvm::ArrayRef<SymDim> bias) {
   if (input.empty())
-    return ShapeResult::failure("linear needs an input of rank >= 1");
+    return ShapeResult::failure("needs an input of rank >= 1");
   if (weight.size() != 2)
-    return ShapeResult::failure("linear weight must have rank 2 ([out, in]), got " +
+    return ShapeResult::failure("weight must have rank 2 ([out, in]), got " +
                                 toString(weight));
   if (!dimsCompatible(input.back(), weight[1]))
-    return ShapeResult::failure("linear input " + toString(input) + " has " +
+    return ShapeResult::failure("input " + toString(input) + " has " +
                                 input.back().str() + " features but weight " +
                                 toString(weight) + " takes " + weight[1].str());
   if (bias.size() != 1 || !dimsCompatible(bias[0], weight[0]))
     return ShapeResult::failure(
-        "linear bias has shape " + toString(bias) + ", expected [" + weight[0].str() +
+        "bias has shape " + toString(bias) + ", expected [" + weight[0].str() +
         "] to match the output dimension of weight " + toString(weight));
   SymShape result(input.begin(), input.end());
   result.back() = weight[0];
@@ -41,13 +40,13 @@ ShapeResult shape_rules::linear(llvm::ArrayRef<SymDim> input,
 }
 
 ShapeResult shape_rules::logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
-  if (std::string error = checkAxis("log_softmax", input, axis); !error.empty())
+  if (std::string error = checkAxis(input, axis); !error.empty())
     return ShapeResult::failure(error);
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
 }
 
 ShapeResult shape_rules::argmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
-  if (std::string error = checkAxis("argmax", input, axis); !error.empty())
+  if (std::string error = checkAxis(input, axis); !error.empty())
     return ShapeResult::failure(error);
   SymShape result(input.begin(), input.end());
   result.erase(result.begin() + axis);
@@ -56,18 +55,17 @@ ShapeResult shape_rules::argmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
 
 ShapeResult shape_rules::slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start,
                                int64_t end) {
-  if (std::string error = checkAxis("slice", input, axis); !error.empty())
+  if (std::string error = checkAxis(input, axis); !error.empty())
     return ShapeResult::failure(error);
   if (start < 0 || end <= start)
-    return ShapeResult::failure("slice needs 0 <= start < end, got start " +
+    return ShapeResult::failure("needs 0 <= start < end, got start " +
                                 std::to_string(start) + " and end " +
                                 std::to_string(end));
   // A dynamic size is checked when the op runs: the rule cannot know it.
   const SymDim &size = input[axis];
   if (size.isStatic() && end > size.size)
-    return ShapeResult::failure("slice end " + std::to_string(end) +
-                                " exceeds dimension " + std::to_string(axis) + " of " +
-                                toString(input));
+    return ShapeResult::failure("end " + std::to_string(end) + " exceeds dimension " +
+                                std::to_string(axis) + " of " + toString(input));
   SymShape result(input.begin(), input.end());
   result[axis] = SymDim::fixed(end - start);
   return ShapeResult::ok(std::move(result));
@@ -75,9 +73,9 @@ ShapeResult shape_rules::slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64
 
 ShapeResult shape_rules::concat(llvm::ArrayRef<SymShape> inputs, int64_t axis) {
   if (inputs.empty())
-    return ShapeResult::failure("concat needs at least one operand");
+    return ShapeResult::failure("needs at least one operand");
   const SymShape &first = inputs.front();
-  if (std::string error = checkAxis("concat", first, axis); !error.empty())
+  if (std::string error = checkAxis(first, axis); !error.empty())
     return ShapeResult::failure(error);
   SymShape result = first;
   int64_t staticSum = 0;
@@ -86,7 +84,7 @@ ShapeResult shape_rules::concat(llvm::ArrayRef<SymShape> inputs, int64_t axis) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     const SymShape &in = inputs[i];
     if (in.size() != first.size())
-      return ShapeResult::failure("concat operands need the same rank, got operand #0 " +
+      return ShapeResult::failure("operands need the same rank, got operand #0 " +
                                   toString(first) + " and operand #" + std::to_string(i) +
                                   " " + toString(in));
     for (size_t d = 0; d < in.size(); ++d) {
@@ -95,10 +93,10 @@ ShapeResult shape_rules::concat(llvm::ArrayRef<SymShape> inputs, int64_t axis) {
           result[d] = in[d];
         continue;
       }
-      return ShapeResult::failure("concat operand #" + std::to_string(i) + " " +
-                                  toString(in) + " differs from operand #0 " +
-                                  toString(first) + " in dimension " + std::to_string(d) +
-                                  ": " + in[d].str() + " vs " + result[d].str());
+      return ShapeResult::failure("operand #" + std::to_string(i) + " " + toString(in) +
+                                  " differs from operand #0 " + toString(first) +
+                                  " in dimension " + std::to_string(d) + ": " +
+                                  in[d].str() + " vs " + result[d].str());
     }
     // The joined size: static parts summed, named ones kept as an expression.
     const SymDim &part = in[axis];
@@ -122,7 +120,7 @@ ShapeResult shape_rules::concat(llvm::ArrayRef<SymShape> inputs, int64_t axis) {
 ShapeResult shape_rules::embedding(llvm::ArrayRef<SymDim> table,
                                    llvm::ArrayRef<SymDim> ids) {
   if (table.size() != 2)
-    return ShapeResult::failure("embedding table must have rank 2 ([vocabulary, "
+    return ShapeResult::failure("table must have rank 2 ([vocabulary, "
                                 "features]), got " +
                                 toString(table));
   SymShape result(ids.begin(), ids.end());
@@ -131,16 +129,15 @@ ShapeResult shape_rules::embedding(llvm::ArrayRef<SymDim> table,
 }
 
 ShapeResult shape_rules::range(llvm::ArrayRef<SymDim> like, int64_t axis) {
-  if (std::string error = checkAxis("range", like, axis); !error.empty())
+  if (std::string error = checkAxis(like, axis); !error.empty())
     return ShapeResult::failure(error);
   return ShapeResult::ok({like[axis]});
 }
 
 ShapeResult shape_rules::sinusoid(llvm::ArrayRef<SymDim> positions, int64_t dim) {
   if (dim <= 0 || dim % 2 != 0)
-    return ShapeResult::failure(
-        "sinusoid feature size must be static, positive and even, got " +
-        SymDim{dim, {}}.str());
+    return ShapeResult::failure("feature size must be static, positive and even, got " +
+                                SymDim{dim, {}}.str());
   SymShape result(positions.begin(), positions.end());
   result.push_back(SymDim::fixed(dim));
   return ShapeResult::ok(std::move(result));
@@ -149,15 +146,15 @@ ShapeResult shape_rules::sinusoid(llvm::ArrayRef<SymDim> positions, int64_t dim)
 ShapeResult shape_rules::paddingMask(llvm::ArrayRef<SymDim> lengths,
                                      llvm::ArrayRef<SymDim> like, int64_t axis) {
   if (lengths.size() != 1)
-    return ShapeResult::failure("padding_mask lengths must have rank 1 ([batch]), got " +
+    return ShapeResult::failure("lengths must have rank 1 ([batch]), got " +
                                 toString(lengths));
-  if (std::string error = checkAxis("padding_mask", like, axis); !error.empty())
+  if (std::string error = checkAxis(like, axis); !error.empty())
     return ShapeResult::failure(error);
   return ShapeResult::ok({lengths[0], like[axis]});
 }
 
 ShapeResult shape_rules::causalMask(llvm::ArrayRef<SymDim> like, int64_t axis) {
-  if (std::string error = checkAxis("causal_mask", like, axis); !error.empty())
+  if (std::string error = checkAxis(like, axis); !error.empty())
     return ShapeResult::failure(error);
   return ShapeResult::ok({like[axis], like[axis]});
 }

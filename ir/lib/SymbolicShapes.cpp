@@ -1,6 +1,7 @@
 //===- SymbolicShapes.cpp - Symbolic shapes of an entry point -------------===//
 
 #include "kiln/ir/SymbolicShapes.h"
+#include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnOps.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -77,15 +78,51 @@ static std::string unboundNameProblem(Operation *op, const llvm::StringSet<> &bo
   return "";
 }
 
-/// The value outside every kiln.fusion that `value` stands for: the operand that a
-/// group's body argument binds, or `value` itself.
-static Value outsideValue(Value value) {
+Value kiln::outsideFusion(Value value) {
   auto arg = value.dyn_cast<BlockArgument>();
   if (!arg)
     return value;
   if (auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp()))
-    return outsideValue(fusion.getOperand(arg.getArgNumber()));
+    return outsideFusion(fusion.getOperand(arg.getArgNumber()));
   return value;
+}
+
+llvm::Optional<int64_t> kiln::dimMax(FunctionOpInterface func, StringRef name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr);
+    auto maxes = func.getArgAttrOfType<ArrayAttr>(i, kDimMaxAttr);
+    if (dims && maxes && dims.size() == maxes.size())
+      for (auto [dim, max] : llvm::zip(dims, maxes)) {
+        auto n = dim.dyn_cast<StringAttr>();
+        auto m = max.dyn_cast<IntegerAttr>();
+        if (n && m && n.getValue() == name && m.getInt() > 0)
+          return m.getInt(); // The verifier made every input's bound of a name equal.
+      }
+    auto valueDim = func.getArgAttrOfType<StringAttr>(i, kValueDimAttr);
+    auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kBoundsAttr);
+    if (!valueDim || valueDim.getValue() != name || !bounds || bounds.size() != 2)
+      continue;
+    auto noNames = [](StringRef) { return llvm::Optional<int64_t>(); };
+    auto hi = bounds[1].dyn_cast<StringAttr>();
+    if (!hi)
+      continue;
+    llvm::Expected<int64_t> value = evaluateDimExpr(hi.getValue(), noNames);
+    if (value)
+      return *value;
+    llvm::consumeError(value.takeError());
+  }
+  return llvm::None;
+}
+
+llvm::Optional<int64_t> kiln::dimExprMax(FunctionOpInterface func, StringRef expr) {
+  if (expr.contains('-') || expr.contains('/'))
+    return llvm::None;
+  llvm::Expected<int64_t> value =
+      evaluateDimExpr(expr, [&](StringRef name) { return dimMax(func, name); });
+  if (value)
+    return *value;
+  llvm::consumeError(value.takeError());
+  return llvm::None;
 }
 
 FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErrors) {
@@ -130,7 +167,7 @@ FailureOr<SymbolicShapeMap> kiln::inferSymbolicShapes(FuncOp func, bool emitErro
     }
     llvm::SmallVector<SymShape, 3> operands;
     for (Value v : op->getOperands())
-      operands.push_back(shapes.lookup(outsideValue(v)));
+      operands.push_back(shapes.lookup(outsideFusion(v)));
     ShapeResult inferred = iface.inferSymbolicShape(operands);
     if (!inferred.succeeded()) {
       if (emitErrors)

@@ -1,6 +1,8 @@
 // HalideErrors.cpp - thread-local capture of Halide error messages.
 #include "HalideErrors.h"
 
+#include "kiln/abi/Manifest.h"
+
 #include <atomic>
 #include <mutex>
 
@@ -49,6 +51,15 @@ std::string HalideErrorScope::message() const {
   if (globalSeq.load() != globalSeq_)
     return globalMessage;
   return "";
+}
+
+std::string requirementMessage(const std::string &message) {
+  size_t at = message.find(abi::kRequirementMarker);
+  if (at == std::string::npos)
+    return "";
+  // Several threads may have failed: keep the first report.
+  std::string user = message.substr(at + abi::kRequirementMarker.size());
+  return user.substr(0, user.find("; "));
 }
 
 } // namespace kiln::rt

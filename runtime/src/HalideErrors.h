@@ -31,6 +31,11 @@ private:
   uint64_t globalSeq_;
 };
 
+// The user's part of a failed requirement of a kernel (abi::kRequirementMarker onwards,
+// without the marker): "embedding of 'wpe.weight' (32 rows): index 39 out of range".
+// "" for any other message.
+std::string requirementMessage(const std::string &message);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_HALIDEERRORS_H

@@ -175,6 +175,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
             "an entry needs at least one output, unless it creates or writes a state");
   checkLiveRanges(e, epath);
   resolveDims(e, epath);
+  getDimMax(e, object, epath);
   return e;
 }
 

@@ -98,6 +98,8 @@ struct EntryDesc {
   // Slot -> name of a dynamic dimension: first those the inputs' shapes bind, then those
   // the entry's state buffers bind, then the value_dim inputs' names.
   std::vector<std::string> dimNames;
+  // Slot -> the largest size the entry accepts for that dimension ("dim_max"), 0 for any.
+  std::vector<int64_t> dimMax;
   // States this entry creates or writes through a step: a failed run forgets them.
   std::vector<int> writtenStates;
 };

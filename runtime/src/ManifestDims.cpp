@@ -94,4 +94,27 @@ void resolveDims(EntryDesc &e, const std::string &path) {
   }
 }
 
+void getDimMax(EntryDesc &e, const Json &object, const std::string &path) {
+  e.dimMax.assign(e.dimNames.size(), 0);
+  const Json *maxes = object.find(key::kDimMax);
+  if (!maxes)
+    return;
+  std::string where = at(path, key::kDimMax);
+  if (!maxes->isObject())
+    invalid(where, "expected an object of dimension names and their largest sizes");
+  for (const auto &[name, max] : maxes->members()) {
+    auto it = std::find(e.dimNames.begin(), e.dimNames.end(), name);
+    if (it == e.dimNames.end())
+      invalid(where, cat("bounds dimension '", name,
+                         "', which the entry does not bind (it binds ",
+                         e.dimNames.empty()
+                             ? std::string("none")
+                             : join(e.dimNames, [](const std::string &n) { return n; }),
+                         ")"));
+    if (!max.isInteger() || max.asInt() < 1)
+      invalid(cat(where, ".", name), "expected a positive integer");
+    e.dimMax[size_t(it - e.dimNames.begin())] = max.asInt();
+  }
+}
+
 } // namespace kiln::rt

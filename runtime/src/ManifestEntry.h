@@ -49,6 +49,10 @@ void checkLiveRanges(const EntryDesc &e, const std::string &path);
 /// without "create") or a value_dim input, and checks every other use is bound.
 void resolveDims(EntryDesc &e, const std::string &path);
 
+/// Reads the entry's optional "dim_max" ({"T": 32}) into e.dimMax: each name must be one
+/// that resolveDims bound, each bound a positive integer.
+void getDimMax(EntryDesc &e, const Json &object, const std::string &path);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_MANIFESTENTRY_H

@@ -48,6 +48,37 @@ int64_t evaluateSize(const EntryDesc &e, const std::vector<int64_t> &values,
   return v;
 }
 
+// What binds dimension slot `slot` of `e`, for messages: "input 'ids' dim 1", "state
+// 'k' dim 2" or "input 'position' (its value)".
+std::string dimBinder(const EntryDesc &e, const Manifest &m, int slot) {
+  for (const TensorDesc &in : e.inputs) {
+    auto d = std::find(in.bindSlot.begin(), in.bindSlot.end(), slot);
+    if (d != in.bindSlot.end())
+      return cat("input '", in.name, "' dim ", d - in.bindSlot.begin());
+  }
+  for (const BufferDesc &b : e.buffers) {
+    auto d = std::find(b.bindSlot.begin(), b.bindSlot.end(), slot);
+    if (b.kind == BufferKind::State && !b.create && d != b.bindSlot.end())
+      return cat("state '", m.states[size_t(b.index)].name, "' dim ",
+                 d - b.bindSlot.begin());
+  }
+  for (const TensorDesc &in : e.inputs)
+    if (in.valueDimSlot == slot)
+      return cat("input '", in.name, "' (its value)");
+  return "a dimension";
+}
+
+// Every bound dimension against its "dim_max": "entry 'decode': input 'ids' dim 1 (T) is
+// 40, above its bound 32".
+void checkDimMax(const EntryDesc &e, const Manifest &m,
+                 const std::vector<int64_t> &values) {
+  for (size_t slot = 0; slot < e.dimMax.size(); ++slot)
+    if (e.dimMax[slot] > 0 && values[slot] > e.dimMax[slot])
+      fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name,
+           "': ", dimBinder(e, m, int(slot)), " (", e.dimNames[slot], ") is ",
+           values[slot], ", above its bound ", e.dimMax[slot]);
+}
+
 // The dimension slots `expr` reads, as bits; every bit for a slot past 63.
 uint64_t slotsOf(const DimExpr &expr) {
   uint64_t slots = 0;
@@ -221,13 +252,15 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
 }
 
 // Binds every dimension in order: the inputs' shapes, the states the entry reads, the
-// value_dim inputs (once their bounds hold); then checks the rest of the inputs.
+// value_dim inputs (once their bounds hold); then checks each against its largest size
+// and the rest of the inputs.
 void Session::bindAllDims(const EntryDesc &e, EntryState &st,
                           const std::vector<const kiln_tensor *> &inputs) {
   bindInputDims(e, inputs, st.dimValues);
   states_.bindDims(e, st.dimValues);
   checkBounds(e, inputs, st.dimValues, BoundsOf::ValueDimInputs);
   bindValueDims(e, inputs, st.dimValues);
+  checkDimMax(e, model_->manifest(), st.dimValues);
   checkInputDims(e, inputs, st.dimValues);
   checkBounds(e, inputs, st.dimValues, BoundsOf::OtherInputs);
 }
@@ -503,6 +536,10 @@ void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
     syncFromDevice(e, step, st, rc != 0);
     if (rc != 0) {
       std::string message = scope.message();
+      // A checked gather's index out of range: the caller's inputs are wrong.
+      if (std::string user = requirementMessage(message); !user.empty())
+        fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", user, " (kernel '",
+             model_->kernelName(step.kernel), "', step ", s, " of ", e.steps.size(), ")");
       fail(KILN_STATUS_KERNEL_ERROR, "entry '", e.name, "': kernel '",
            model_->kernelName(step.kernel), "' (step ", s, " of ", e.steps.size(),
            ") failed with Halide error code ", rc, ": ",

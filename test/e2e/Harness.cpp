@@ -179,22 +179,12 @@ Harness::~Harness() {
   kiln_model_release(model_);
 }
 
-size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdit &edit) {
-  SCOPED_TRACE("dims " + dimsString(dims));
-  if (!ok()) {
-    ADD_FAILURE() << "the model is not loaded";
-    return 0;
-  }
-  size_t entryIndex = 0;
-  if (!expectOk(kiln_model_find_entry(model_, entry.c_str(), &entryIndex), "find entry"))
-    return 0;
-
-  reference::TensorMap inputs;
-  std::vector<kiln_tensor> runtimeInputs;
+bool Harness::randomInputs(size_t entryIndex, const Dims &dims, const InputEdit &edit,
+                           reference::TensorMap &inputs) {
   for (size_t i = 0; i < kiln_model_input_count(model_, entryIndex); ++i) {
     kiln_tensor_info info;
     if (!expectOk(kiln_model_input_info(model_, entryIndex, i, &info), "input info"))
-      return 0;
+      return false;
     reference::HostTensor t;
     if (info.dtype == KILN_DTYPE_F32) {
       t = randomTensor(shapeOf(info, dims), random_);
@@ -209,15 +199,63 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
       if (!expectOk(kiln_model_input_bounds(model_, entryIndex, i, names.data(),
                                             values.data(), names.size(), &lo, &hi),
                     "input bounds"))
-        return 0;
+        return false;
       t = randomInts(shapeOf(info, dims), lo, hi, info.dtype == KILN_DTYPE_I64, random_);
     }
     if (edit)
       edit(info.name, t);
     inputs[info.name] = std::move(t);
   }
+  return true;
+}
+
+/// The runtime's tensors over `inputs`' data.
+static std::vector<kiln_tensor> runtimeTensors(const reference::TensorMap &inputs) {
+  std::vector<kiln_tensor> tensors;
   for (auto &[name, t] : inputs)
-    runtimeInputs.push_back(runtimeTensor(name, t));
+    tensors.push_back(runtimeTensor(name, t));
+  return tensors;
+}
+
+std::pair<std::string, std::string> Harness::failures(const Dims &dims,
+                                                      const std::string &entry) {
+  SCOPED_TRACE("dims " + dimsString(dims));
+  size_t entryIndex = 0;
+  reference::TensorMap inputs;
+  if (!ok() ||
+      !expectOk(kiln_model_find_entry(model_, entry.c_str(), &entryIndex),
+                "find entry") ||
+      !randomInputs(entryIndex, dims, nullptr, inputs))
+    return {};
+  std::vector<kiln_tensor> tensors = runtimeTensors(inputs);
+  std::string runtime = "(the runtime succeeded)";
+  if (kiln_status *status =
+          kiln_session_run(session_, entry.c_str(), tensors.data(), tensors.size())) {
+    runtime = std::string(kiln_status_code_string(kiln_status_get_code(status))) + ": " +
+              kiln_status_get_message(status);
+    kiln_status_free(status);
+  }
+  llvm::Expected<reference::TensorMap> expected =
+      reference::run(module(), entry, inputs, parameters_, &states_);
+  if (expected)
+    return {runtime, "(the reference succeeded)"};
+  return {runtime, llvm::toString(expected.takeError())};
+}
+
+size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdit &edit) {
+  SCOPED_TRACE("dims " + dimsString(dims));
+  if (!ok()) {
+    ADD_FAILURE() << "the model is not loaded";
+    return 0;
+  }
+  size_t entryIndex = 0;
+  if (!expectOk(kiln_model_find_entry(model_, entry.c_str(), &entryIndex), "find entry"))
+    return 0;
+
+  reference::TensorMap inputs;
+  if (!randomInputs(entryIndex, dims, edit, inputs))
+    return 0;
+  std::vector<kiln_tensor> runtimeInputs = runtimeTensors(inputs);
   if (!expectOk(kiln_session_run(session_, entry.c_str(), runtimeInputs.data(),
                                  runtimeInputs.size()),
                 "kiln_session_run"))

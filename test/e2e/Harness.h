@@ -21,6 +21,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 
 namespace kiln::e2e {
 
@@ -54,7 +55,19 @@ public:
   size_t check(const Dims &dims, const std::string &entry = "forward",
                const InputEdit &edit = nullptr);
 
+  /// Runs `entry` with random inputs shaped by `dims` in both backends, expecting both
+  /// to fail: the runtime's status ("INVALID_ARGUMENT: ...") and the interpreter's
+  /// error, each replaced
+  /// by "(the runtime succeeded)" or "(the reference succeeded)" when it did not fail.
+  std::pair<std::string, std::string> failures(const Dims &dims,
+                                               const std::string &entry);
+
 private:
+  /// Fills `inputs` with random values shaped by `dims`, ints within their bounds;
+  /// false (with a test failure) when the runtime cannot describe an input.
+  bool randomInputs(size_t entryIndex, const Dims &dims, const InputEdit &edit,
+                    reference::TensorMap &inputs);
+
   dsl::Model reference_;
   kiln_model *model_ = nullptr;
   kiln_weights *weights_ = nullptr;

@@ -10,6 +10,9 @@
 
 #include "Lowerings.h"
 
+#include "kiln/abi/Manifest.h"
+#include "kiln/ir/ValueRange.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -33,20 +36,46 @@ Expr likeExtent(const ImageParam &like, Value likeValue, int64_t axis) {
   return extentOf(like, extents, halideDim(static_cast<int>(extents.size()), axis));
 }
 
+/// Whether the IR proves every id of `op` a row of its table (ValueRange.h); if not, its
+/// kernel checks each id.
+bool idsProven(EmbeddingOp op) {
+  int64_t rows = tensorType(op.table()).getDimSize(0);
+  llvm::Optional<IndexRange> ids = indexRange(op.ids());
+  return ids && ids->min >= 0 && ids->max < rows;
+}
+
+/// What decides an embedding's kernel beside its types: a checked kernel names its
+/// table in its message, so kernels of different tables differ.
+void printEmbedding(EmbeddingOp op, llvm::raw_ostream &os) {
+  if (idsProven(op))
+    os << "{proven}";
+  else
+    os << "{checked='" << gatherTableName(op.table()) << "'}";
+}
+
 /// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
-/// along d. The id is clamped into the table: the runtime rejects out-of-range ids
-/// (the entry input's kiln.bounds) before any kernel runs, and the clamp keeps a
-/// kernel called without that check from reading outside the table. It is one scalar
-/// min/max per row, hoisted out of the vector loop.
+/// along d. Ids proven in range are used as they are; others are checked (a Halide
+/// `require`, which the runtime reports as "embedding of 'wpe.weight' (32 rows): index
+/// 39 out of range"), never clamped: a clamped id is a wrong row, silently. Either way
+/// bounds inference is promised the table's rows, as it cannot see the proof or the
+/// check.
 KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
   ImageParam table = makeInput(op.table(), "table"), ids = makeInput(op.ids(), "ids");
   Extents tableExt = extentsOf(tensorType(op.table()));
   Extents extents = extentsOf(tensorType(op.result()));
   std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
   std::vector<Var> idVars(vars.begin() + 1, vars.end());
-  Expr rows = extentOf(table, tableExt, 1);
+  int64_t rows = tensorType(op.table()).getDimSize(0);
+  Expr id = ids(idVars);
+  if (!idsProven(op))
+    id = Halide::require(id >= 0 && id < Expr(static_cast<int>(rows)), id,
+                         std::string(abi::kRequirementMarker) + "embedding of '" +
+                             gatherTableName(op.table()) + "' (" + std::to_string(rows) +
+                             " rows): index",
+                         id, "out of range");
   Func output("result");
-  output(vars) = table(vars[0], Halide::clamp(ids(idVars), 0, rows - 1));
+  output(vars) = table(
+      vars[0], Halide::unsafe_promise_clamped(id, 0, extentOf(table, tableExt, 1) - 1));
   std::vector<Expr> source = {extentOf(table, tableExt, 0)};
   for (size_t d = 0; d < idVars.size(); ++d)
     source.push_back(ids.dim(static_cast<int>(d)).extent());
@@ -170,7 +199,7 @@ KernelAlgorithm lowerCausalMask(CausalMaskOp op) {
 } // namespace
 
 void kiln::halide_backend::populateEmbeddingLowerings(LoweringTable &table) {
-  table.add<EmbeddingOp>(lowerEmbedding);
+  table.add<EmbeddingOp>(lowerEmbedding, printEmbedding);
   table.add<RangeOp>(lowerRange, printAxis);
   table.add<SinusoidOp>(lowerSinusoid);
   table.add<PaddingMaskOp>(lowerPaddingMask, printAxis);

@@ -118,6 +118,11 @@ void writeEntry(OStream &json, const EntryPlan &entry) {
   writeObjectLines(json, key::kOutputs, entry.outputs, writeTensor);
   writeObjectLines(json, key::kBuffers, entry.buffers, writeBuffer);
   writeObjectLines(json, key::kSteps, entry.steps, writeStep);
+  if (!entry.dimMax.empty())
+    json.attributeObject(key::kDimMax, [&] {
+      for (const auto &[name, max] : entry.dimMax)
+        json.attribute(name, max);
+    });
 }
 
 } // namespace

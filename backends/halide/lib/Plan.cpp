@@ -416,6 +416,11 @@ LogicalResult Planner::planInputs(EntryPlan &entry, FuncOp func) {
       input.shape = entry.buffers[*buffer].shape;
       input.buffer = *buffer;
     }
+    if (auto dims = func.getArgAttrOfType<ArrayAttr>(i, kDimsAttr))
+      for (Attribute d : dims)
+        if (auto dim = d.dyn_cast<StringAttr>(); dim && !dim.getValue().empty())
+          if (llvm::Optional<int64_t> max = dimMax(func, dim.getValue()))
+            entry.dimMax.emplace(dim.getValue().str(), *max);
     if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kBoundsAttr)) {
       // The verifier has checked the form; the runtime checks the values at every run.
       for (Attribute end : bounds)

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +86,8 @@ struct StepPlan {
 
 struct EntryPlan {
   std::string name;
+  /// The largest size of each bounded dimension name (the inputs' kiln.dim_max).
+  std::map<std::string, int64_t> dimMax;
   std::vector<TensorPlan> inputs;
   std::vector<TensorPlan> outputs;
   std::vector<BufferPlan> buffers;

@@ -15,21 +15,22 @@
 using namespace kiln::reference;
 
 llvm::Expected<HostTensor> kiln::reference::embedding(const HostTensor &table,
-                                                      const HostTensor &ids) {
+                                                      const HostTensor &ids,
+                                                      const std::string &tableName) {
   if (table.shape.size() != 2)
     return makeError("embedding table must have rank 2, got " +
                      shapeToString(table.shape));
   int64_t vocabulary = table.shape[0], features = table.shape[1];
   Shape outShape = ids.shape;
   outShape.push_back(features);
-  // An id outside the table would read out of bounds: a caller's error, never a crash.
+  // An id outside the table is the caller's error, never a crash nor a clamped row; the
+  // message starts as a compiled kernel's check does.
   for (int64_t k = 0; k < ids.numElements(); ++k)
-    if (ids.i32[k] < 0 || ids.i32[k] >= vocabulary) {
-      return makeError("embedding id " + std::to_string(ids.i32[k]) + " at index " +
-                       shapeToString(unravelIndex(k, ids.shape)) +
-                       " is out of range for a table of " + std::to_string(vocabulary) +
-                       " rows");
-    }
+    if (ids.i32[k] < 0 || ids.i32[k] >= vocabulary)
+      return makeError("embedding of '" + tableName + "' (" + std::to_string(vocabulary) +
+                       " rows): index " + std::to_string(ids.i32[k]) +
+                       " out of range (ids element " +
+                       shapeToString(unravelIndex(k, ids.shape)) + ")");
   std::vector<int64_t> source;
   for (int32_t id : ids.i32)
     for (int64_t d = 0; d < features; ++d)

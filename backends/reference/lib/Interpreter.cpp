@@ -10,6 +10,8 @@
 
 #include "Evaluation.h"
 
+#include "kiln/ir/ValueRange.h"
+
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -101,8 +103,9 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<ConcatOp>([&](ConcatOp c) -> Result {
         return concat(args, static_cast<int64_t>(c.axis()));
       })
-      .Case<EmbeddingOp>(
-          [&](EmbeddingOp) -> Result { return embedding(*args[0], *args[1]); })
+      .Case<EmbeddingOp>([&](EmbeddingOp e) -> Result {
+        return embedding(*args[0], *args[1], gatherTableName(e.table()));
+      })
       .Case<RangeOp>([&](RangeOp r) -> Result {
         return range(*args[0], static_cast<int64_t>(r.axis()));
       })

@@ -123,7 +123,9 @@ llvm::Expected<HostTensor> concat(llvm::ArrayRef<const HostTensor *> inputs,
                                   int64_t axis);
 
 // Embedding.cpp: token and position inputs of the model, and its masks.
-llvm::Expected<HostTensor> embedding(const HostTensor &table, const HostTensor &ids);
+/// An id outside the table is an error naming `tableName`, the row count and the id.
+llvm::Expected<HostTensor> embedding(const HostTensor &table, const HostTensor &ids,
+                                     const std::string &tableName);
 llvm::Expected<HostTensor> range(const HostTensor &like, int64_t axis);
 llvm::Expected<HostTensor> sinusoid(const HostTensor &positions, int64_t dim);
 /// Additive (0 / -inf) masks, or boolean ones (1 = masked) when `boolean` is set.

@@ -33,6 +33,8 @@ dsl::Model buildTwoEntriesModel();
 /// where (f32, fused after a mul, i32), casts between f32, i32 and i64 (an i64 input and
 /// outputs), and add / sub / mul on i32 and i64.
 dsl::Model buildSelectModel();
+/// Token and learned position embeddings (a 32-row table) with T unbounded and bounded.
+dsl::Model buildPositionsModel();
 
 } // namespace kiln::e2e
 

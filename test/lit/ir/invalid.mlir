@@ -2,7 +2,7 @@
 // RUN: kiln-opt %s --split-input-file --verify-diagnostics
 
 func @matmul_contraction_mismatch(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
-  // expected-error @+1 {{'kiln.matmul' op matmul contraction dimensions differ: lhs [2, 3] contracts 3, rhs [4, 5] contracts 4}}
+  // expected-error @+1 {{'kiln.matmul' op contraction dimensions differ: lhs [2, 3] contracts 3, rhs [4, 5] contracts 4}}
   %0 = kiln.matmul %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
   kiln.return %0 : tensor<2x5xf32>
 }
@@ -19,7 +19,7 @@ func @matmul_transposed_contraction_mismatch(%a: tensor<3x2xf32>, %b: tensor<5x4
 // -----
 
 func @matmul_rank_1(%a: tensor<3xf32>, %b: tensor<3x4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{matmul operands need rank >= 2, got lhs [3] and rhs [3, 4]}}
+  // expected-error @+1 {{operands need rank >= 2, got lhs [3] and rhs [3, 4]}}
   %0 = kiln.matmul %a, %b : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
   kiln.return %0 : tensor<4xf32>
 }
@@ -27,7 +27,7 @@ func @matmul_rank_1(%a: tensor<3xf32>, %b: tensor<3x4xf32>) -> tensor<4xf32> {
 // -----
 
 func @matmul_batch_mismatch(%a: tensor<2x3x4xf32>, %b: tensor<5x4x6xf32>) -> tensor<2x3x6xf32> {
-  // expected-error @+1 {{matmul batch dimensions: shapes [2] and [5] do not broadcast: 2 vs 5}}
+  // expected-error @+1 {{batch dimensions: shapes [2] and [5] do not broadcast: 2 vs 5}}
   %0 = kiln.matmul %a, %b : (tensor<2x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x3x6xf32>
   kiln.return %0 : tensor<2x3x6xf32>
 }
@@ -147,7 +147,7 @@ func @add_unranked_result(%a: tensor<2xf32>) -> tensor<*xf32> {
 // -----
 
 func @softmax_axis_too_large(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'kiln.softmax' op softmax axis 2 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.softmax' op axis 2 is out of range for shape [2, 3]}}
   %0 = kiln.softmax %a {axis = 2 : i64} : tensor<2x3xf32>
   kiln.return %0 : tensor<2x3xf32>
 }
@@ -155,7 +155,7 @@ func @softmax_axis_too_large(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // -----
 
 func @softmax_axis_negative(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'kiln.softmax' op softmax axis -1 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.softmax' op axis -1 is out of range for shape [2, 3]}}
   %0 = kiln.softmax %a {axis = -1 : i64} : tensor<2x3xf32>
   kiln.return %0 : tensor<2x3xf32>
 }
@@ -163,7 +163,7 @@ func @softmax_axis_negative(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // -----
 
 func @layer_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'kiln.layer_norm' op layer_norm gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
+  // expected-error @+1 {{'kiln.layer_norm' op gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
   %0 = kiln.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32}
       : (tensor<2x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<2x8xf32>
   kiln.return %0 : tensor<2x8xf32>
@@ -172,7 +172,7 @@ func @layer_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>, %b: tensor<
 // -----
 
 func @layer_norm_beta_rank(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<1x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'kiln.layer_norm' op layer_norm beta has shape [1, 8], expected [8] to match the last dimension of [2, 8]}}
+  // expected-error @+1 {{'kiln.layer_norm' op beta has shape [1, 8], expected [8] to match the last dimension of [2, 8]}}
   %0 = kiln.layer_norm %x, %g, %b {epsilon = 1.0e-05 : f32}
       : (tensor<2x8xf32>, tensor<8xf32>, tensor<1x8xf32>) -> tensor<2x8xf32>
   kiln.return %0 : tensor<2x8xf32>
@@ -181,7 +181,7 @@ func @layer_norm_beta_rank(%x: tensor<2x8xf32>, %g: tensor<8xf32>, %b: tensor<1x
 // -----
 
 func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
-  // expected-error @+1 {{'kiln.layer_norm' op layer_norm needs an input of rank >= 1}}
+  // expected-error @+1 {{'kiln.layer_norm' op needs an input of rank >= 1}}
   %0 = kiln.layer_norm %x, %g, %g {epsilon = 1.0e-05 : f32}
       : (tensor<f32>, tensor<1xf32>, tensor<1xf32>) -> tensor<f32>
   kiln.return %0 : tensor<f32>
@@ -190,7 +190,7 @@ func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
 // -----
 
 func @reshape_element_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
-  // expected-error @+1 {{'kiln.reshape' op reshape of [2, 3] to [4, 2] changes the element count}}
+  // expected-error @+1 {{'kiln.reshape' op from [2, 3] to [4, 2] changes the element count}}
   %0 = kiln.reshape %x {shape = [4, 2]} : (tensor<2x3xf32>) -> tensor<4x2xf32>
   kiln.return %0 : tensor<4x2xf32>
 }
@@ -198,7 +198,7 @@ func @reshape_element_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
 // -----
 
 func @reshape_not_divisible(%x: tensor<2x3xf32>) -> tensor<?x4xf32> {
-  // expected-error @+1 {{'kiln.reshape' op reshape of [2, 3] to [?, 4]: the element count is not divisible}}
+  // expected-error @+1 {{'kiln.reshape' op from [2, 3] to [?, 4]: the element count is not divisible}}
   %0 = kiln.reshape %x {shape = [-1, 4]} : (tensor<2x3xf32>) -> tensor<?x4xf32>
   kiln.return %0 : tensor<?x4xf32>
 }
@@ -206,7 +206,7 @@ func @reshape_not_divisible(%x: tensor<2x3xf32>) -> tensor<?x4xf32> {
 // -----
 
 func @reshape_bad_entry(%x: tensor<2x3xf32>) -> tensor<6xf32> {
-  // expected-error @+1 {{'kiln.reshape' op reshape size -2 is invalid (use > 0, 0 to keep or -1 to infer)}}
+  // expected-error @+1 {{'kiln.reshape' op size -2 is invalid (use > 0, 0 to keep or -1 to infer)}}
   %0 = kiln.reshape %x {shape = [-2]} : (tensor<2x3xf32>) -> tensor<6xf32>
   kiln.return %0 : tensor<6xf32>
 }
@@ -214,7 +214,7 @@ func @reshape_bad_entry(%x: tensor<2x3xf32>) -> tensor<6xf32> {
 // -----
 
 func @reshape_keep_missing_dim(%x: tensor<6xf32>) -> tensor<6x1xf32> {
-  // expected-error @+1 {{'kiln.reshape' op reshape entry 0 at position 1 copies a dimension that input [6] does not have}}
+  // expected-error @+1 {{'kiln.reshape' op entry 0 at position 1 copies a dimension that input [6] does not have}}
   %0 = kiln.reshape %x {shape = [6, 0]} : (tensor<6xf32>) -> tensor<6x1xf32>
   kiln.return %0 : tensor<6x1xf32>
 }
@@ -222,7 +222,7 @@ func @reshape_keep_missing_dim(%x: tensor<6xf32>) -> tensor<6x1xf32> {
 // -----
 
 func @reshape_two_inferred(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{'kiln.reshape' op reshape may infer only one dimension (-1)}}
+  // expected-error @+1 {{'kiln.reshape' op may infer only one dimension (-1)}}
   %0 = kiln.reshape %x {shape = [-1, -1]} : (tensor<2x3xf32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
@@ -230,7 +230,7 @@ func @reshape_two_inferred(%x: tensor<2x3xf32>) -> tensor<?x?xf32> {
 // -----
 
 func @transpose_wrong_length(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{'kiln.transpose' op transpose permutation has 3 entries for an input of rank 2}}
+  // expected-error @+1 {{'kiln.transpose' op permutation has 3 entries for an input of rank 2}}
   %0 = kiln.transpose %x {permutation = [1, 0, 2]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   kiln.return %0 : tensor<3x2xf32>
 }
@@ -238,7 +238,7 @@ func @transpose_wrong_length(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 // -----
 
 func @transpose_repeated_entry(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {
-  // expected-error @+1 {{'kiln.transpose' op transpose permutation is not a permutation of 0..1}}
+  // expected-error @+1 {{'kiln.transpose' op permutation is not a permutation of 0..1}}
   %0 = kiln.transpose %x {permutation = [1, 1]} : (tensor<2x3xf32>) -> tensor<3x3xf32>
   kiln.return %0 : tensor<3x3xf32>
 }
@@ -246,7 +246,7 @@ func @transpose_repeated_entry(%x: tensor<2x3xf32>) -> tensor<3x3xf32> {
 // -----
 
 func @transpose_out_of_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
-  // expected-error @+1 {{'kiln.transpose' op transpose permutation is not a permutation of 0..1}}
+  // expected-error @+1 {{'kiln.transpose' op permutation is not a permutation of 0..1}}
   %0 = kiln.transpose %x {permutation = [2, 0]} : (tensor<2x3xf32>) -> tensor<3x2xf32>
   kiln.return %0 : tensor<3x2xf32>
 }
@@ -345,7 +345,7 @@ func @return_none(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func @linear_scalar_input(%x: tensor<f32>, %w: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.linear' op linear needs an input of rank >= 1}}
+  // expected-error @+1 {{'kiln.linear' op needs an input of rank >= 1}}
   %0 = kiln.linear %x, %w, %b : (tensor<f32>, tensor<4x3xf32>, tensor<4xf32>) -> tensor<4xf32>
   kiln.return %0 : tensor<4xf32>
 }
@@ -353,7 +353,7 @@ func @linear_scalar_input(%x: tensor<f32>, %w: tensor<4x3xf32>, %b: tensor<4xf32
 // -----
 
 func @linear_weight_rank(%x: tensor<2x3xf32>, %w: tensor<4x3x1xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{'kiln.linear' op linear weight must have rank 2 ([out, in]), got [4, 3, 1]}}
+  // expected-error @+1 {{'kiln.linear' op weight must have rank 2 ([out, in]), got [4, 3, 1]}}
   %0 = kiln.linear %x, %w, %b : (tensor<2x3xf32>, tensor<4x3x1xf32>, tensor<4xf32>) -> tensor<2x4xf32>
   kiln.return %0 : tensor<2x4xf32>
 }
@@ -361,7 +361,7 @@ func @linear_weight_rank(%x: tensor<2x3xf32>, %w: tensor<4x3x1xf32>, %b: tensor<
 // -----
 
 func @linear_features(%x: tensor<?x?x256xf32>, %w: tensor<2048x512xf32>, %b: tensor<2048xf32>) -> tensor<?x?x2048xf32> {
-  // expected-error @+1 {{'kiln.linear' op linear input [?, ?, 256] has 256 features but weight [2048, 512] takes 512}}
+  // expected-error @+1 {{'kiln.linear' op input [?, ?, 256] has 256 features but weight [2048, 512] takes 512}}
   %0 = kiln.linear %x, %w, %b
       : (tensor<?x?x256xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
   kiln.return %0 : tensor<?x?x2048xf32>
@@ -370,7 +370,7 @@ func @linear_features(%x: tensor<?x?x256xf32>, %w: tensor<2048x512xf32>, %b: ten
 // -----
 
 func @linear_bias(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>, %b: tensor<3xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{'kiln.linear' op linear bias has shape [3], expected [4] to match the output dimension of weight [4, 3]}}
+  // expected-error @+1 {{'kiln.linear' op bias has shape [3], expected [4] to match the output dimension of weight [4, 3]}}
   %0 = kiln.linear %x, %w, %b : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<2x4xf32>
   kiln.return %0 : tensor<2x4xf32>
 }
@@ -394,7 +394,7 @@ func @gelu_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
 // -----
 
 func @log_softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'kiln.log_softmax' op log_softmax axis 2 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.log_softmax' op axis 2 is out of range for shape [2, 3]}}
   %0 = kiln.log_softmax %x {axis = 2 : i64} : tensor<2x3xf32>
   kiln.return %0 : tensor<2x3xf32>
 }
@@ -402,7 +402,7 @@ func @log_softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // -----
 
 func @argmax_axis(%x: tensor<2x3xf32>) -> tensor<2xi32> {
-  // expected-error @+1 {{'kiln.argmax' op argmax axis -1 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.argmax' op axis -1 is out of range for shape [2, 3]}}
   %0 = kiln.argmax %x {axis = -1 : i64} : (tensor<2x3xf32>) -> tensor<2xi32>
   kiln.return %0 : tensor<2xi32>
 }
@@ -426,7 +426,7 @@ func @argmax_float_result(%x: tensor<2x3xf32>) -> tensor<2xf32> {
 // -----
 
 func @slice_axis(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
-  // expected-error @+1 {{'kiln.slice' op slice axis 2 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.slice' op axis 2 is out of range for shape [2, 3]}}
   %0 = kiln.slice %x {axis = 2 : i64, start = 0 : i64, end = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   kiln.return %0 : tensor<2x1xf32>
 }
@@ -434,7 +434,7 @@ func @slice_axis(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
 // -----
 
 func @slice_empty(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
-  // expected-error @+1 {{'kiln.slice' op slice needs 0 <= start < end, got start 2 and end 2}}
+  // expected-error @+1 {{'kiln.slice' op needs 0 <= start < end, got start 2 and end 2}}
   %0 = kiln.slice %x {axis = 1 : i64, start = 2 : i64, end = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   kiln.return %0 : tensor<2x1xf32>
 }
@@ -442,7 +442,7 @@ func @slice_empty(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
 // -----
 
 func @slice_negative_start(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
-  // expected-error @+1 {{'kiln.slice' op slice needs 0 <= start < end, got start -1 and end 0}}
+  // expected-error @+1 {{'kiln.slice' op needs 0 <= start < end, got start -1 and end 0}}
   %0 = kiln.slice %x {axis = 1 : i64, start = -1 : i64, end = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   kiln.return %0 : tensor<2x1xf32>
 }
@@ -450,7 +450,7 @@ func @slice_negative_start(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
 // -----
 
 func @slice_past_end(%x: tensor<?x64xf32>) -> tensor<?x6xf32> {
-  // expected-error @+1 {{'kiln.slice' op slice end 70 exceeds dimension 1 of [?, 64]}}
+  // expected-error @+1 {{'kiln.slice' op end 70 exceeds dimension 1 of [?, 64]}}
   %0 = kiln.slice %x {axis = 1 : i64, start = 64 : i64, end = 70 : i64} : (tensor<?x64xf32>) -> tensor<?x6xf32>
   kiln.return %0 : tensor<?x6xf32>
 }
@@ -474,7 +474,7 @@ func @concat_nothing() -> tensor<2xf32> {
 // -----
 
 func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<5x3xf32> {
-  // expected-error @+1 {{'kiln.concat' op concat operands need the same rank, got operand #0 [2, 3] and operand #1 [3]}}
+  // expected-error @+1 {{'kiln.concat' op operands need the same rank, got operand #0 [2, 3] and operand #1 [3]}}
   %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<5x3xf32>
   kiln.return %0 : tensor<5x3xf32>
 }
@@ -482,7 +482,7 @@ func @concat_rank(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<5x3xf32> {
 // -----
 
 func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf32> {
-  // expected-error @+1 {{'kiln.concat' op concat operand #1 [2, 4] differs from operand #0 [2, 3] in dimension 1: 4 vs 3}}
+  // expected-error @+1 {{'kiln.concat' op operand #1 [2, 4] differs from operand #0 [2, 3] in dimension 1: 4 vs 3}}
   %0 = kiln.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
   kiln.return %0 : tensor<4x3xf32>
 }
@@ -490,7 +490,7 @@ func @concat_other_dim(%a: tensor<2x3xf32>, %b: tensor<2x4xf32>) -> tensor<4x3xf
 // -----
 
 func @concat_axis(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{'kiln.concat' op concat axis 2 is out of range for shape [2, 3]}}
+  // expected-error @+1 {{'kiln.concat' op axis 2 is out of range for shape [2, 3]}}
   %0 = kiln.concat %a {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   kiln.return %0 : tensor<2x3xf32>
 }
@@ -514,7 +514,7 @@ func @concat_element_types(%a: tensor<2xf32>, %b: tensor<2xi32>) -> tensor<4xf32
 // -----
 
 func @embedding_table_rank(%t: tensor<100xf32>, %ids: tensor<?xi32>) -> tensor<?x1xf32> {
-  // expected-error @+1 {{'kiln.embedding' op embedding table must have rank 2 ([vocabulary, features]), got [100]}}
+  // expected-error @+1 {{'kiln.embedding' op table must have rank 2 ([vocabulary, features]), got [100]}}
   %0 = kiln.embedding %t, %ids : (tensor<100xf32>, tensor<?xi32>) -> tensor<?x1xf32>
   kiln.return %0 : tensor<?x1xf32>
 }
@@ -538,7 +538,7 @@ func @embedding_result(%t: tensor<100x8xf32>, %ids: tensor<?x?xi32>) -> tensor<?
 // -----
 
 func @range_axis(%x: tensor<?x?xi32>) -> tensor<?xi32> {
-  // expected-error @+1 {{'kiln.range' op range axis 2 is out of range for shape [?, ?]}}
+  // expected-error @+1 {{'kiln.range' op axis 2 is out of range for shape [?, ?]}}
   %0 = kiln.range %x {axis = 2 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
   kiln.return %0 : tensor<?xi32>
 }
@@ -554,7 +554,7 @@ func @range_float_result(%x: tensor<?x?xf32>) -> tensor<?xf32> {
 // -----
 
 func @sinusoid_odd(%p: tensor<?xi32>) -> tensor<?x7xf32> {
-  // expected-error @+1 {{'kiln.sinusoid' op sinusoid feature size must be static, positive and even, got 7}}
+  // expected-error @+1 {{'kiln.sinusoid' op feature size must be static, positive and even, got 7}}
   %0 = kiln.sinusoid %p : (tensor<?xi32>) -> tensor<?x7xf32>
   kiln.return %0 : tensor<?x7xf32>
 }
@@ -562,7 +562,7 @@ func @sinusoid_odd(%p: tensor<?xi32>) -> tensor<?x7xf32> {
 // -----
 
 func @sinusoid_dynamic(%p: tensor<?xi32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{'kiln.sinusoid' op sinusoid feature size must be static, positive and even, got ?}}
+  // expected-error @+1 {{'kiln.sinusoid' op feature size must be static, positive and even, got ?}}
   %0 = kiln.sinusoid %p : (tensor<?xi32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
@@ -586,7 +586,7 @@ func @sinusoid_float_positions(%p: tensor<?xf32>) -> tensor<?x8xf32> {
 // -----
 
 func @padding_mask_lengths_rank(%l: tensor<?x1xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{'kiln.padding_mask' op padding_mask lengths must have rank 1 ([batch]), got [?, 1]}}
+  // expected-error @+1 {{'kiln.padding_mask' op lengths must have rank 1 ([batch]), got [?, 1]}}
   %0 = kiln.padding_mask %l, %x {axis = 1 : i64} : (tensor<?x1xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
@@ -594,7 +594,7 @@ func @padding_mask_lengths_rank(%l: tensor<?x1xi32>, %x: tensor<?x?xi32>) -> ten
 // -----
 
 func @padding_mask_axis(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{'kiln.padding_mask' op padding_mask axis 2 is out of range for shape [?, ?]}}
+  // expected-error @+1 {{'kiln.padding_mask' op axis 2 is out of range for shape [?, ?]}}
   %0 = kiln.padding_mask %l, %x {axis = 2 : i64} : (tensor<?xi32>, tensor<?x?xi32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
@@ -610,7 +610,7 @@ func @padding_mask_int_result(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<
 // -----
 
 func @causal_mask_axis(%x: tensor<?x?xi32>) -> tensor<?x?xf32> {
-  // expected-error @+1 {{'kiln.causal_mask' op causal_mask axis -1 is out of range for shape [?, ?]}}
+  // expected-error @+1 {{'kiln.causal_mask' op axis -1 is out of range for shape [?, ?]}}
   %0 = kiln.causal_mask %x {axis = -1 : i64} : (tensor<?x?xi32>) -> tensor<?x?xf32>
   kiln.return %0 : tensor<?x?xf32>
 }
@@ -1001,7 +1001,7 @@ func @masked_fill_float_mask(%x: tensor<2x3xf32>, %m: tensor<2x3xf32>) -> tensor
 // -----
 
 func @masked_fill_mask_enlarges(%x: tensor<1x3xf32>, %m: tensor<2x3xi1>) -> tensor<1x3xf32> {
-  // expected-error @+1 {{'kiln.masked_fill' op masked_fill mask [2, 3] does not broadcast to the input [1, 3]}}
+  // expected-error @+1 {{'kiln.masked_fill' op mask [2, 3] does not broadcast to the input [1, 3]}}
   %0 = kiln.masked_fill %x, %m {value = 0.0 : f32} : (tensor<1x3xf32>, tensor<2x3xi1>) -> tensor<1x3xf32>
   kiln.return %0 : tensor<1x3xf32>
 }
@@ -1025,7 +1025,7 @@ func @boolean_output(%l: tensor<?xi32>, %x: tensor<?x?xi32>) -> tensor<?x?xi1> {
 // -----
 
 func @attention_rank_two(%q: tensor<5x4xf32>) -> tensor<5x4xf32> {
-  // expected-error @+1 {{'kiln.attention' op attention needs q, k and v of one rank >= 3 ([..., T, d]), got q [5, 4], k [5, 4] and v [5, 4]}}
+  // expected-error @+1 {{'kiln.attention' op needs q, k and v of one rank >= 3 ([..., T, d]), got q [5, 4], k [5, 4] and v [5, 4]}}
   %0 = kiln.attention %q, %q, %q {scale = 1.0 : f32} : (tensor<5x4xf32>, tensor<5x4xf32>, tensor<5x4xf32>) -> tensor<5x4xf32>
   kiln.return %0 : tensor<5x4xf32>
 }
@@ -1033,7 +1033,7 @@ func @attention_rank_two(%q: tensor<5x4xf32>) -> tensor<5x4xf32> {
 // -----
 
 func @attention_ranks_differ(%q: tensor<2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> tensor<2x5x4xf32> {
-  // expected-error @+1 {{attention needs q, k and v of one rank >= 3}}
+  // expected-error @+1 {{needs q, k and v of one rank >= 3}}
   %0 = kiln.attention %q, %q, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<2x5x4xf32>
   kiln.return %0 : tensor<2x5x4xf32>
 }
@@ -1041,7 +1041,7 @@ func @attention_ranks_differ(%q: tensor<2x5x4xf32>, %v: tensor<1x2x5x4xf32>) -> 
 // -----
 
 func @attention_head_dims(%q: tensor<2x5x4xf32>, %k: tensor<2x7x8xf32>, %v: tensor<2x7x3xf32>) -> tensor<2x5x3xf32> {
-  // expected-error @+1 {{'kiln.attention' op attention head dimensions differ: q [2, 5, 4] has 4, k [2, 7, 8] has 8}}
+  // expected-error @+1 {{'kiln.attention' op head dimensions differ: q [2, 5, 4] has 4, k [2, 7, 8] has 8}}
   %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x7x8xf32>, tensor<2x7x3xf32>) -> tensor<2x5x3xf32>
   kiln.return %0 : tensor<2x5x3xf32>
 }
@@ -1049,7 +1049,7 @@ func @attention_head_dims(%q: tensor<2x5x4xf32>, %k: tensor<2x7x8xf32>, %v: tens
 // -----
 
 func @attention_keys_and_values(%q: tensor<2x5x4xf32>, %k: tensor<2x7x4xf32>, %v: tensor<2x6x3xf32>) -> tensor<2x5x3xf32> {
-  // expected-error @+1 {{'kiln.attention' op attention keys and values differ in number: k [2, 7, 4] has 7, v [2, 6, 3] has 6}}
+  // expected-error @+1 {{'kiln.attention' op keys and values differ in number: k [2, 7, 4] has 7, v [2, 6, 3] has 6}}
   %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x7x4xf32>, tensor<2x6x3xf32>) -> tensor<2x5x3xf32>
   kiln.return %0 : tensor<2x5x3xf32>
 }
@@ -1057,7 +1057,7 @@ func @attention_keys_and_values(%q: tensor<2x5x4xf32>, %k: tensor<2x7x4xf32>, %v
 // -----
 
 func @attention_batch(%q: tensor<2x5x4xf32>, %k: tensor<3x7x4xf32>, %v: tensor<3x7x4xf32>) -> tensor<2x5x4xf32> {
-  // expected-error @+1 {{'kiln.attention' op attention batch dimensions: shapes [2] and [3] do not broadcast: 2 vs 3}}
+  // expected-error @+1 {{'kiln.attention' op batch dimensions: shapes [2] and [3] do not broadcast: 2 vs 3}}
   %0 = kiln.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<3x7x4xf32>, tensor<3x7x4xf32>) -> tensor<2x5x4xf32>
   kiln.return %0 : tensor<2x5x4xf32>
 }
@@ -1065,7 +1065,7 @@ func @attention_batch(%q: tensor<2x5x4xf32>, %k: tensor<3x7x4xf32>, %v: tensor<3
 // -----
 
 func @attention_mask_enlarges(%q: tensor<1x5x4xf32>, %m: tensor<3x1x5xf32>) -> tensor<1x5x4xf32> {
-  // expected-error @+1 {{'kiln.attention' op attention mask [3, 1, 5] does not broadcast to the scores [1, 5, 5] ([..., Tq, Tk])}}
+  // expected-error @+1 {{'kiln.attention' op mask [3, 1, 5] does not broadcast to the scores [1, 5, 5] ([..., Tq, Tk])}}
   %0 = kiln.attention %q, %q, %q, %m {scale = 1.0 : f32} : (tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<1x5x4xf32>, tensor<3x1x5xf32>) -> tensor<1x5x4xf32>
   kiln.return %0 : tensor<1x5x4xf32>
 }
@@ -1073,7 +1073,7 @@ func @attention_mask_enlarges(%q: tensor<1x5x4xf32>, %m: tensor<3x1x5xf32>) -> t
 // -----
 
 func @attention_mask_keys(%q: tensor<2x5x4xf32>, %m: tensor<2x1x6xf32>) -> tensor<2x5x4xf32> {
-  // expected-error @+1 {{attention mask [2, 1, 6] does not broadcast to the scores [2, 5, 5]}}
+  // expected-error @+1 {{mask [2, 1, 6] does not broadcast to the scores [2, 5, 5]}}
   %0 = kiln.attention %q, %q, %q, %m {scale = 1.0 : f32} : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x1x6xf32>) -> tensor<2x5x4xf32>
   kiln.return %0 : tensor<2x5x4xf32>
 }
@@ -1100,4 +1100,26 @@ func @attention_without_scale(%q: tensor<2x5x4xf32>) -> tensor<2x5x4xf32> {
   // expected-error @+1 {{'kiln.attention' op requires attribute 'scale'}}
   %0 = kiln.attention %q, %q, %q : (tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
   kiln.return %0 : tensor<2x5x4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.dim_max' of input #1 bounds 'T' by 64, but another input of the entry bounds it by 32}}
+func @dim_max_differs(%a: tensor<?xf32> {kiln.name = "a", kiln.dims = ["T"], kiln.dim_max = [32]},
+                      %b: tensor<?xf32> {kiln.name = "b", kiln.dims = ["T"], kiln.dim_max = [64]}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.dim_max' of input #0 bounds a static dimension (4); only named dimensions take a bound}}
+func @dim_max_static(%a: tensor<4x?xf32> {kiln.name = "a", kiln.dims = ["", "T"], kiln.dim_max = [4, 0]}) {
+  kiln.return
+}
+
+// -----
+
+// expected-error @+1 {{'kiln.dim_max' of input #0 must be an array of integers, one per entry of 'kiln.dims', got [32]}}
+func @dim_max_rank(%a: tensor<?x?xf32> {kiln.name = "a", kiln.dims = ["B", "T"], kiln.dim_max = [32]}) {
+  kiln.return
 }

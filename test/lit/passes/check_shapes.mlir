@@ -53,7 +53,7 @@ func @add_different_sequences(%src: tensor<?x?x512xf32> {kiln.dims = ["B", "S", 
 func @scores_without_transpose(%q: tensor<?x?x64xf32> {kiln.dims = ["B", "S", ""]},
                                %k: tensor<?x?x64xf32> {kiln.dims = ["B", "T", ""]})
     -> tensor<?x?x64xf32> {
-  // expected-error @+1 {{'kiln.matmul' op matmul contraction dimensions differ: lhs [B, S, 64] contracts 64, rhs [B, T, 64] contracts T}}
+  // expected-error @+1 {{'kiln.matmul' op contraction dimensions differ: lhs [B, S, 64] contracts 64, rhs [B, T, 64] contracts T}}
   %0 = kiln.matmul %q, %k : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   kiln.return %0 : tensor<?x?x64xf32>
 }

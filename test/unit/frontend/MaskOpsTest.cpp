@@ -96,7 +96,7 @@ TEST(FrontendMasks, MaskedFillMaskMayNotEnlargeTheInput) {
   Tensor y = maskedFill(row, pad, 0.0f);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
-                   "masked_fill mask [B, S] does not broadcast to the input [1, S]");
+                   "masked_fill: mask [B, S] does not broadcast to the input [1, S]");
 }
 
 TEST(FrontendMasks, BooleanInputOutputOrWeightIsAnError) {

@@ -153,7 +153,7 @@ TEST(FrontendOps, SinusoidOfOddSizeIsAnError) {
   Tensor x = sinusoid(positions(ids, 1), 15);
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
-                   "sinusoid: sinusoid feature size must be static, positive and even, "
+                   "sinusoid: feature size must be static, positive and even, "
                    "got 15");
 }
 
@@ -168,7 +168,7 @@ TEST(FrontendOps, LinearWithTheWeightTransposedIsAnError) {
   Tensor y = linear(x, w, b);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
-                   "linear: linear input [B, 16] has 16 features but weight [16, 64] "
+                   "linear: input [B, 16] has 16 features but weight [16, 64] "
                    "takes 64");
 }
 
@@ -181,7 +181,7 @@ TEST(FrontendOps, LinearBiasOfTheWrongSize) {
   unsigned line = __LINE__ + 1;
   Tensor y = linear(x, w, b);
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "linear bias has shape [16], expected [64]");
+  expectOneErrorAt(m.finish(), line, "linear: bias has shape [16], expected [64]");
 }
 
 TEST(FrontendOps, PaddingMaskNeedsIntegerLengths) {
@@ -203,7 +203,7 @@ TEST(FrontendOps, MaskAxisOutOfRange) {
   Tensor mask = causalMask(ids, 2);
   e.output("mask", mask);
   expectOneErrorAt(m.finish(), line,
-                   "causal_mask axis 2 is out of range for shape [B, S]");
+                   "causal_mask: axis 2 is out of range for shape [B, S]");
 }
 
 TEST(FrontendOps, SlicePastAStaticEnd) {
@@ -213,7 +213,7 @@ TEST(FrontendOps, SlicePastAStaticEnd) {
   unsigned line = __LINE__ + 1;
   Tensor y = slice(x, -1, 32, 96);
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "slice end 96 exceeds dimension 1 of [B, 64]");
+  expectOneErrorAt(m.finish(), line, "slice: end 96 exceeds dimension 1 of [B, 64]");
 }
 
 TEST(FrontendOps, SliceOfADynamicDimensionIsStatic) {
@@ -247,7 +247,7 @@ TEST(FrontendOps, ConcatOfDifferentBatches) {
   Tensor y = concat({a, b}, 1);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
-                   "concat operand #1 [C, T, 8] differs from operand #0 [B, S, 8] in "
+                   "concat: operand #1 [C, T, 8] differs from operand #0 [B, S, 8] in "
                    "dimension 0: C vs B");
 }
 
@@ -270,7 +270,7 @@ TEST(FrontendOps, LogSoftmaxAxisOutOfRange) {
   Tensor y = logSoftmax(x, 3);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
-                   "log_softmax axis 3 is out of range for shape [B, 8]");
+                   "log_softmax: axis 3 is out of range for shape [B, 8]");
 }
 
 //===----------------------------------------------------------------------===//

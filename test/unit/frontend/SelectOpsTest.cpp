@@ -59,7 +59,7 @@ TEST(FrontendSelect, EmbeddingOfI64IdsSaysToCastFirst) {
   e.output("x", x);
   expectOneErrorAt(m.finish(), line,
                    "embedding needs ids of type i32, got an i64 tensor [B, S]; "
-                   "cast(ids, DType::I32) first");
+                   "convert it with cast(ids, DType::I32)");
 }
 
 TEST(FrontendSelect, AddOfI32AndF32IsAnError) {

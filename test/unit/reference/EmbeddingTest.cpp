@@ -52,12 +52,12 @@ TEST_F(ReferenceEmbedding, OutOfRangeIdIsAnErrorNamingIt) {
   std::string error = runError(
       "f", {{"arg0", table}, {"arg1", HostTensor::ints({2, 3}, {1, 2, 3, 0, 4, 1})}});
   EXPECT_TRUE(contains(error, "'kiln.embedding'"));
-  EXPECT_TRUE(contains(error, "embedding id 4 at index [1, 1] is out of range for a "
-                              "table of 4 rows"));
+  EXPECT_TRUE(contains(error, "embedding of 'table' (4 rows): index 4 out of range "
+                              "(ids element [1, 1])"));
   EXPECT_TRUE(
       contains(runError("f", {{"arg0", table},
                               {"arg1", HostTensor::ints({2, 3}, {1, -1, 3, 0, 2, 1})}}),
-               "embedding id -1 at index [0, 1]"));
+               "index -1 out of range (ids element [0, 1])"));
 }
 
 TEST_F(ReferencePositions, RangeFollowsTheDynamicDimension) {

@@ -129,10 +129,10 @@ private:
   friend class ModelBuilder;
   Entry(ModelBuilder *builder, size_t index) : builder_(builder), index_(index) {}
   /// The symbolic shape of `dims`, or nothing (with an error) for a bad one; `what` names
-  /// the declaration in messages ("input 'x'").
+  /// the declaration in messages ("input 'x'"). Only inputs (`allowMax`) bound dims.
   std::optional<SymShape> declaredShape(const std::vector<Dim> &dims,
-                                        const std::string &what,
-                                        std::source_location loc);
+                                        const std::string &what, std::source_location loc,
+                                        bool allowMax = false);
   /// Points the op builder at the end of this entry's body.
   void insertAtEnd();
   ModelBuilder *builder_;
@@ -183,7 +183,8 @@ public:
   /// `loc` in the chain of the open scopes: a FileLineColLoc outside any, otherwise a
   /// CallSiteLoc whose outermost caller is the user's line.
   mlir::Location location(std::source_location loc);
-  /// Records an error at `loc` (in the chain of the open scopes).
+  /// Records an error at `loc` (in the chain of the open scopes), unless an error was
+  /// already raised within the current call of an nn module.
   void error(std::source_location loc, const std::string &message);
   bool hasErrors() const { return !errors_.empty(); }
   /// Checks that all operands are valid tensors of one entry and points the op builder at
@@ -213,13 +214,17 @@ private:
   friend class Entry;
   struct EntryState;
 
-  /// Sets each input's kiln.name, kiln.dims, kiln.bounds and kiln.value_dim, and
-  /// reports dimension names that the entry binds twice (a value dim also bound by a
-  /// shape) or uses unbound (in bounds, a new state's dims, a cache's position).
+  /// Sets each input's kiln.name, kiln.dims, kiln.dim_max, kiln.bounds and
+  /// kiln.value_dim, and reports dimension names that the entry binds twice (a value dim
+  /// also bound by a shape) or uses unbound (in bounds, a new state's dims, a cache's
+  /// position).
   void bindDimensions(EntryState &state);
   /// Records an error at an op's location: at the user's line, with the chain of
-  /// module calls as notes.
+  /// module calls as notes; only the first error within a call of an nn module.
   void error(mlir::Location loc, const std::string &message);
+  /// "operand #1 [B, S, 8] is a tensor of entry 'encode'": the first of `operands` in
+  /// the body `region` of an entry, for messages.
+  std::string operandOf(llvm::ArrayRef<Tensor> operands, mlir::Region *region);
 
   std::string name_;
   std::unique_ptr<mlir::MLIRContext> context_;
@@ -247,6 +252,9 @@ private:
     const void *module;
     std::string name;
     std::source_location callSite;
+    /// How many errors there were when the frame opened: an outermost frame reports
+    /// only the first error raised within it.
+    size_t errorsBefore;
   };
   std::vector<Frame> frames_;
 };

@@ -35,21 +35,31 @@ mlir::Type elementType(mlir::MLIRContext &context, DType dtype);
 /// That type as MLIR spells it, for messages.
 const char *dtypeName(DType dtype);
 
-/// A dimension in a DSL declaration: a static size, or a named dynamic one (`dyn("B")`).
+/// A dimension in a DSL declaration: a static size, or a named dynamic one (`dyn("B")`),
+/// optionally with the largest size the model accepts (`dyn("T", 1024)`).
 struct Dim {
   Dim(int64_t size) : size(size) {}
   Dim(int size) : size(size) {}
-  static Dim named(std::string name) {
+  static Dim named(std::string name, int64_t max = 0) {
     Dim d(SymDim::kDynamic);
     d.name = std::move(name);
+    d.max = max;
     return d;
   }
   int64_t size;
   std::string name;
+  /// The largest size of a named dimension, 0 for unbounded.
+  int64_t max = 0;
 };
 
-/// A dynamic dimension bound when the model runs, e.g. the batch `dyn("B")`.
-inline Dim dyn(std::string name) { return Dim::named(std::move(name)); }
+/// A dynamic dimension bound when the model runs, e.g. the batch `dyn("B")`. With a
+/// `max`, the runtime rejects a run where it is larger (naming the input, the dimension
+/// and the bound), and the compiler may use the bound: positions of a `dyn("T", 32)`
+/// index a 32-row table without a check. Every input that names the dimension shares
+/// its bound; two different bounds of one name are an error.
+inline Dim dyn(std::string name, int64_t max = 0) {
+  return Dim::named(std::move(name), max);
+}
 
 class Tensor {
 public:

@@ -412,8 +412,10 @@ def Kiln_EmbeddingOp : Kiln_ShapedOp<"embedding"> {
   let summary = "rows of an embedding table, picked by token id";
   let description = [{
     `result[..., d] = table[ids[...], d]` for a table of shape [V, D]. Ids must lie in
-    [0, V): an entry input's `kiln.bounds` lets the runtime reject bad ids before any
-    kernel runs; the reference interpreter reports an out-of-range id as an error.
+    [0, V): an id outside is an error of the run, in the reference interpreter and in a
+    compiled kernel alike, never a clamped row. Ids proven in range (ValueRange.h: an
+    entry input's `kiln.bounds`, positions of a dimension bounded by `kiln.dim_max`) are
+    read unchecked; the kernel checks the others.
 
     ```mlir
     %e = kiln.embedding %table, %ids

@@ -43,6 +43,15 @@ inline constexpr llvm::StringLiteral kBoundsAttr = "kiln.bounds";
 /// `kiln.dims`, a kiln.state_read's `dims`) or another input's value.
 inline constexpr llvm::StringLiteral kValueDimAttr = "kiln.value_dim";
 
+/// Argument attribute: ArrayAttr of integers beside `kiln.dims`, one per dimension: the
+/// largest size the runtime accepts for that named dimension, 0 for none (and for
+/// static dimensions). Ids of at most 32 positions, [B, T <= 32]: `kiln.dims = ["B",
+/// "T"], kiln.dim_max = [0, 32]`. A bound belongs to the name, in the whole entry: the
+/// verifier rejects two inputs that bound the same name differently. The runtime
+/// checks it where it binds the name; passes use it to prove index ranges
+/// (ValueRange.h).
+inline constexpr llvm::StringLiteral kDimMaxAttr = "kiln.dim_max";
+
 /// A dimension name that an entry binds when it runs, and what binds it.
 struct DimBinding {
   enum Kind { Shape, Value, State };
@@ -58,6 +67,20 @@ struct DimBinding {
 /// `kiln.value_dim`; then the `dims` of its kiln.state_read ops (a state's shape binds
 /// them as an input's shape would). A name may appear more than once.
 llvm::SmallVector<DimBinding> entryDimBindings(mlir::FunctionOpInterface func);
+
+/// The largest size dimension `name` of `func` can have when the entry runs: its
+/// inputs' `kiln.dim_max`, or for a value dim the constant upper end of its input's
+/// `kiln.bounds`. None when nothing bounds it.
+llvm::Optional<int64_t> dimMax(mlir::FunctionOpInterface func, llvm::StringRef name);
+
+/// An upper bound of dimension expression `expr` in `func`: its value with every name
+/// at its dimMax. None when a name is unbounded or `expr` subtracts or divides (then
+/// larger names need not give a larger value).
+llvm::Optional<int64_t> dimExprMax(mlir::FunctionOpInterface func, llvm::StringRef expr);
+
+/// The value outside every kiln.fusion that `value` stands for: the operand that a
+/// group's body argument binds, or `value` itself.
+mlir::Value outsideFusion(mlir::Value value);
 
 using SymbolicShapeMap = llvm::DenseMap<mlir::Value, SymShape>;
 

@@ -102,6 +102,7 @@ inline constexpr const char kInputs[] = "inputs";
 inline constexpr const char kOutputs[] = "outputs";
 inline constexpr const char kBuffers[] = "buffers";
 inline constexpr const char kSteps[] = "steps";
+inline constexpr const char kDimMax[] = "dim_max"; // an entry's {"T": 32}
 // Buffers: the index that goes with each kind, a view's layout, a temp's live range.
 inline constexpr const char kKind[] = "kind";
 inline constexpr const char kInput[] = "input";
@@ -118,6 +119,11 @@ inline constexpr const char kArgs[] = "args";
 inline constexpr const char kLoc[] = "loc";   // the model's source line of the step
 inline constexpr const char kLocs[] = "locs"; // every line of a fused step
 } // namespace key
+
+/// Starts the part of a kernel's failed-requirement message (a checked gather's
+/// "embedding of 'wpe.weight' (32 rows): index 39 out of range") that the runtime passes
+/// on to the user as it is: Halide puts the condition's text before it.
+inline constexpr std::string_view kRequirementMarker = "[kiln] ";
 
 /// The key of the index that a buffer of `kind` carries ("input": the input it holds,
 /// "view_of": the buffer it views), or null for a temp, which has none.
