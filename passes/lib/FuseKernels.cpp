@@ -33,7 +33,8 @@ namespace {
 
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp, WhereOp,
-             CastOp>(op);
+             CastOp, TanhOp, GeluTanhOp, SiluOp, RsqrtOp, ExpOp, NegOp, LogOp, SigmoidOp,
+             SqrtOp, PowOp>(op);
 }
 
 /// Ops whose schedule a group can take, with elementwise ops after them.
