@@ -30,6 +30,13 @@ dsl::Model buildDataMovementModel();
 dsl::Model buildDedupModel();
 /// Two entry points that share a weight and a matmul kernel; an i32 input with bounds.
 dsl::Model buildTwoEntriesModel();
+/// The positions of buildTinyGptModel: its position table's rows and its caches'
+/// capacity.
+inline constexpr int64_t kTinyGptPositions = 16;
+/// A tiny GPT-style decoder-only model (vocabulary 23, 2 layers, 2 heads, d_model 16)
+/// with the entries forward(ids [B, T]), prefill(ids [B, N]) and step(ids [B, 1],
+/// position) of the decoder-only contract; key/value caches of kTinyGptPositions.
+dsl::Model buildTinyGptModel();
 
 } // namespace kiln::e2e
 
