@@ -6,11 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DecoderSupport.h"
 #include "kiln/generate.h"
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 
 namespace kiln {
 namespace {
@@ -54,34 +53,6 @@ std::vector<float> encodeSources(Session &session, const std::string &entry,
   dModel = mem.shape[2];
   const float *data = mem.as<float>();
   return std::vector<float>(data, data + b.batch * b.length * dModel);
-}
-
-// log_softmax in double of `rows` rows of `v` logits, `stride` floats apart.
-void logSoftmaxRows(const float *logits, int64_t rows, int64_t v, int64_t stride,
-                    std::vector<double> &out) {
-  out.resize(size_t(rows * v));
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *row = logits + r * stride;
-    double maxLogit = -std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < v; ++i)
-      maxLogit = std::max(maxLogit, double(row[i]));
-    double sum = 0;
-    for (int64_t i = 0; i < v; ++i)
-      sum += std::exp(double(row[i]) - maxLogit);
-    double logSum = maxLogit + std::log(sum);
-    for (int64_t i = 0; i < v; ++i)
-      out[size_t(r * v + i)] = double(row[i]) - logSum;
-  }
-}
-
-// The static last dimension of output `name` of `entry` (the vocabulary).
-int64_t vocabularyOf(const Model &model, const std::string &entry,
-                     const std::string &name) {
-  for (const TensorInfo &out : model.outputs(entry))
-    if (out.name == name && !out.shape.empty() && out.shape.back() > 0)
-      return out.shape.back();
-  throw Error(KILN_STATUS_INVALID_MODEL, "entry '" + entry + "' has no '" + name +
-                                             "' output with a static vocabulary size");
 }
 
 void checkRows(const std::vector<int32_t> &sourceOf,
@@ -158,20 +129,7 @@ KVCacheDecoder::KVCacheDecoder(const Model &model, const Weights &weights, int32
       entries_(std::move(entries)) {
   vocabSize_ = vocabularyOf(model, entries_.step, "logits");
   // The cache's capacity is the bound the model declares on `step` ([0, capacity - 1]).
-  std::vector<TensorInfo> inputs = model.inputs(entries_.step);
-  size_t entry = 0;
-  check(kiln_model_find_entry(model.get(), entries_.step.c_str(), &entry));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i].name != "step" || !inputs[i].hasBounds)
-      continue;
-    // Bounds that name dims (none do in nn::Transformer) leave the capacity unknown.
-    int64_t lo = 0, hi = 0;
-    kiln_status *status =
-        kiln_model_input_bounds(model.get(), entry, i, nullptr, nullptr, 0, &lo, &hi);
-    if (!status)
-      capacity_ = hi + 1;
-    kiln_status_free(status);
-  }
+  capacity_ = capacityOf(model, entries_.step, "step");
 }
 
 void KVCacheDecoder::start(const std::vector<std::vector<int32_t>> &sources) {

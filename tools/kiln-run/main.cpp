@@ -7,6 +7,7 @@
 
 #include "Commands.h"
 #include "DriverError.h"
+#include "Generate.h"
 #include "Options.h"
 #include "Translate.h"
 
@@ -33,15 +34,21 @@ int main(int argc, char **argv) {
   addRunOptions(app, options);
   TranslateOptions translateOptions;
   CLI::App *translateCommand = addTranslateCommand(app, translateOptions);
+  GenerateCommandOptions generateOptions;
+  CLI::App *generateCommand = addGenerateCommand(app, generateOptions);
 
   // Messages start with the command they concern: "kiln-run translate: error: ...".
   auto command = [&] {
-    return translateCommand->parsed() ? "kiln-run translate" : "kiln-run";
+    return translateCommand->parsed()  ? "kiln-run translate"
+           : generateCommand->parsed() ? "kiln-run generate"
+                                       : "kiln-run";
   };
   try {
     app.parse(argc, argv);
     if (translateCommand->parsed())
       translate(translateOptions);
+    else if (generateCommand->parsed())
+      generateText(generateOptions);
     else if (options.model.empty())
       throw CLI::RequiredError("MODEL");
     else if (!options.initWeights.empty())

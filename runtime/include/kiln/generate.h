@@ -1,7 +1,8 @@
 //===- kiln/generate.h - Text generation over the runtime -------*- C++ -*-===//
 //
-// A vocabulary/tokenizer, a step-decoder interface, and greedy and beam search over a
-// batch of sources, on top of the runtime (libkiln_generate).
+// A vocabulary/tokenizer, a step-decoder interface, and greedy search, beam search and
+// sampling over a batch of sources (encoder-decoder models) or prompts (decoder-only
+// models), on top of the runtime (libkiln_generate).
 //
 // Errors are kiln::Error (see runtime.hpp), code KILN_STATUS_INVALID_ARGUMENT for bad
 // text, options or config values, KILN_STATUS_NOT_FOUND / IO_ERROR for files.
@@ -26,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -178,19 +180,46 @@ private:
 struct GenerateOptions {
   // Greedy: the arg-max token each step (lowest id on a tie). Beam: a shrinking beam of
   // beamSize; beamSize 1 yields the greedy tokens (its score is then normalized).
-  enum class Search { Greedy, Beam };
+  // Sample: a token drawn by sampleToken() with the options below.
+  enum class Search { Greedy, Beam, Sample };
   Search search = Search::Greedy;
   int beamSize = 4;
+  // Sampling: logits divided by temperature (0: greedy; > 0), the topK most likely
+  // tokens (0: all), then the smallest set of those, most likely first, whose
+  // probability reaches topP (in (0, 1]; at least one token). Source s of a batch draws
+  // from its own std::mt19937_64 seeded with seed + s * 0x9E3779B97F4A7C15 (mod 2^64):
+  // the same seed gives the same tokens on every platform.
+  double temperature = 1.0;
+  int topK = 0;
+  double topP = 1.0;
+  uint64_t seed = 0;
   // GNMT length penalty: normalized = raw / ((5 + |Y|) / 6)^alpha, |Y| counting <eos>.
   double alpha = 0.0;
-  // Most generated tokens, <eos> included. Required (> 0).
+  // Most generated tokens, <eos> included. Required (> 0). For a decoder-only model,
+  // the most new tokens after the prompt.
   int maxLength = 0;
   // Also return every finished hypothesis, best first (beam search; greedy has one).
   bool nBest = false;
+  // eosId ends a hypothesis; -1: none (a decoder-only model stops at maxLength).
   int32_t bosId = 1, eosId = 2;
 
   static GenerateOptions forVocabulary(const Vocabulary &vocab);
 };
+
+// The token that Search::Sample draws from one row of `vocab` log-probabilities (or
+// logits: the rule is shift-invariant), as a documented, portable rule:
+//   1. rank the tokens by log-probability, highest first (ties: lower id first);
+//   2. keep the first topK (0: all) of them;
+//   3. weigh each kept token i by w_i = exp((l_i - l_max) / temperature);
+//   4. keep the shortest prefix of the ranking whose weights add up to at least
+//      topP * (the sum over step 2's tokens), at least one token;
+//   5. draw u = (rng() >> 11) * 2^-53 in [0, 1) and return the first token of that
+//      prefix whose running sum of weights exceeds u * (the prefix's sum).
+// Temperature 0 returns the arg-max (lowest id on a tie) without drawing. Throws
+// INVALID_ARGUMENT for a negative or NaN temperature, a negative topK or a topP outside
+// (0, 1].
+int32_t sampleToken(const double *logProbs, int64_t vocab, const GenerateOptions &options,
+                    std::mt19937_64 &rng);
 
 struct Hypothesis {
   std::vector<int32_t> tokens; // generated after <bos>; ends with <eos> unless cut off
@@ -204,11 +233,64 @@ struct GenerateResult {
   std::vector<Hypothesis> nBest; // filled when options.nBest
 };
 
+// A decoder-only model (the README's "Generating text with a decoder-only model"):
+// `prefill(ids [B, N]) -> logits [B, V]` creates the key/value caches (B rows, the
+// model's capacity) and writes the prompt's N positions in one run; `step(ids [B, 1],
+// position P) -> logits [B, V]` appends position P to every cache row. Both return the
+// next token's logits.
+struct PrefillEntries {
+  std::string prefill = "prefill", step = "step";
+  std::string ids = "ids", position = "position", logits = "logits";
+};
+
+class PrefillDecoder {
+public:
+  using Entries = PrefillEntries;
+  // Throws INVALID_ARGUMENT when the model lacks an entry (naming it and the entries it
+  // has) and INVALID_MODEL when `logits` has no static vocabulary size.
+  PrefillDecoder(const Model &model, const Weights &weights, Entries entries = Entries(),
+                 const kiln_session_options *sessionOptions = nullptr);
+  // Forgets the caches and writes `rows` prompts of one length n (ids row-major,
+  // rows * n of them) into new ones; rows x vocabSize() log-probabilities of the next
+  // token into logProbs.
+  void prefill(const std::vector<int32_t> &ids, int64_t rows,
+               std::vector<double> &logProbs);
+  // Feeds token tokens[r] to cache row r at position(); then position() grows by one.
+  void step(const std::vector<int32_t> &tokens, std::vector<double> &logProbs);
+  // Cache row r becomes old row parents[r] (the session's state gather; rows that keep
+  // their place are not copied, and rows may be dropped or repeated).
+  void reorder(const std::vector<int32_t> &parents);
+  int64_t vocabSize() const { return vocabSize_; }
+  // Positions the caches hold (the bound of step's position + 1); 0 if unknown.
+  int64_t capacity() const { return capacity_; }
+  // Positions written so far, and the rows of the caches.
+  int64_t position() const { return position_; }
+  int64_t rows() const { return rows_; }
+  int64_t stepCalls() const { return stepCalls_; }
+  const Session &session() const { return session_; }
+
+private:
+  Session session_;
+  Entries entries_;
+  int64_t vocabSize_ = 0, capacity_ = 0, position_ = 0, rows_ = 0, stepCalls_ = 0;
+};
+
 // One result per source, in order. Sources may have different lengths. A decode step
 // whose log-probabilities hold a NaN (NaN weights, an overflow) throws KERNEL_ERROR
 // rather than return a hypothesis ranked on NaN.
 std::vector<GenerateResult> generate(StepDecoder &decoder,
                                      const std::vector<std::vector<int32_t>> &sources,
+                                     const GenerateOptions &options);
+
+// Continues each prompt (ids in [0, vocabSize()), at least one) with at most
+// options.maxLength new tokens (Hypothesis::tokens holds only those). Prompts of
+// different lengths share the caches: one prefill of the shortest prompt's length, then
+// steps for every row at one position, each row fed its own prompt token while it has
+// one and its generated token after, so no padding enters a cache. Throws
+// INVALID_ARGUMENT for an id outside the vocabulary (naming the prompt and position) or
+// when the longest prompt plus maxLength - 1 exceeds the caches' capacity.
+std::vector<GenerateResult> generate(PrefillDecoder &decoder,
+                                     const std::vector<std::vector<int32_t>> &prompts,
                                      const GenerateOptions &options);
 
 } // namespace kiln

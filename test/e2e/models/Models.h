@@ -38,6 +38,13 @@ dsl::Model buildTwoEntriesModel();
 dsl::Model buildSelectModel();
 /// Token and learned position embeddings (a 32-row table) with T unbounded and bounded.
 dsl::Model buildPositionsModel();
+/// The positions of buildTinyGptModel: its position table's rows and its caches'
+/// capacity.
+inline constexpr int64_t kTinyGptPositions = 16;
+/// A tiny GPT-style decoder-only model (vocabulary 23, 2 layers, 2 heads, d_model 16)
+/// with the entries forward(ids [B, T]), prefill(ids [B, N]) and step(ids [B, 1],
+/// position) of the decoder-only contract; key/value caches of kTinyGptPositions.
+dsl::Model buildTinyGptModel();
 
 } // namespace kiln::e2e
 
