@@ -4,30 +4,31 @@
 
 using namespace kiln::reference;
 
-HostTensor HostTensor::floats(std::vector<int64_t> shape, std::vector<float> data) {
+/// A tensor of `shape` whose `field` holds `data`, or zeros when `data` is empty. A
+/// wrong size is kept so that run() can report it.
+template <typename T>
+static HostTensor filled(std::vector<int64_t> shape, std::vector<T> data,
+                         std::vector<T> HostTensor::*field) {
   HostTensor t;
   t.shape = std::move(shape);
-  // An empty `data` asks for zeros; a wrong size is kept so that run() can report it.
-  t.f32 = data.empty() ? std::vector<float>(std::max<int64_t>(t.numElements(), 0))
-                       : std::move(data);
+  t.*field = data.empty() ? std::vector<T>(std::max<int64_t>(t.numElements(), 0))
+                          : std::move(data);
   return t;
 }
 
+HostTensor HostTensor::floats(std::vector<int64_t> shape, std::vector<float> data) {
+  return filled(std::move(shape), std::move(data), &HostTensor::f32);
+}
+
 HostTensor HostTensor::ints(std::vector<int64_t> shape, std::vector<int32_t> data) {
-  HostTensor t;
-  t.shape = std::move(shape);
+  HostTensor t = filled(std::move(shape), std::move(data), &HostTensor::i32);
   t.isInt = true;
-  t.i32 = data.empty() ? std::vector<int32_t>(std::max<int64_t>(t.numElements(), 0))
-                       : std::move(data);
   return t;
 }
 
 HostTensor HostTensor::longs(std::vector<int64_t> shape, std::vector<int64_t> data) {
-  HostTensor t;
-  t.shape = std::move(shape);
+  HostTensor t = filled(std::move(shape), std::move(data), &HostTensor::i64);
   t.isI64 = true;
-  t.i64 = data.empty() ? std::vector<int64_t>(std::max<int64_t>(t.numElements(), 0))
-                       : std::move(data);
   return t;
 }
 

@@ -215,6 +215,23 @@ std::vector<BenchCase> cases() {
                  {{8, 128, 2048}},
                  {8, 128, 2048},
                  0});
+  // where and cast against add_residual: the same bytes, memory bound alike.
+  all.push_back({"where_causal_8x128x512",
+                 {"tensor<?x512xi1>", "tensor<?x?x512xf32>", "tensor<?x?x512xf32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.where %arg0, %arg1, %arg2 : (tensor<?x512xi1>, "
+                 "tensor<?x?x512xf32>, tensor<?x?x512xf32>) -> tensor<?x?x512xf32>",
+                 {{128, 512}, {8, 128, 512}, {8, 128, 512}},
+                 {8, 128, 512},
+                 0,
+                 {{0, 1}}});
+  all.push_back({"cast_f32_i32_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xi32>",
+                 "kiln.cast %arg0 : (tensor<?x?x2048xf32>) -> tensor<?x?x2048xi32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
   all.push_back({"softmax_last_8x8x128x128",
                  {"tensor<?x8x?x?xf32>"},
                  "tensor<?x8x?x?xf32>",
