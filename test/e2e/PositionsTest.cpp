@@ -14,6 +14,7 @@
 
 #include <map>
 #include <regex>
+#include <set>
 
 using namespace kiln;
 using namespace kiln::e2e;
@@ -55,6 +56,34 @@ TEST_F(Positions, BoundedPastItsBoundIsRefusedNamingTheBound) {
                      "above its bound 32");
   // The interpreter checks no dims; it meets the gather out of its table.
   EXPECT_NE(reference.find("index 32 out of range"), std::string::npos) << reference;
+}
+
+/// The names of the kernels `entry` calls.
+std::set<std::string> kernelsOf(const llvm::json::Object &manifest,
+                                llvm::StringRef entry) {
+  std::set<std::string> names;
+  const llvm::json::Array *kernels = manifest.getArray("kernels");
+  for (const llvm::json::Value &e : *manifest.getArray("entries"))
+    if (e.getAsObject()->getString("name") == entry)
+      for (const llvm::json::Value &step : *e.getAsObject()->getArray("steps"))
+        names.insert(
+            (*kernels)[*step.getAsObject()->getInteger("kernel")].getAsString()->str());
+  return names;
+}
+
+TEST_F(Positions, OnlyTheUnprovenGatherIsChecked) {
+  ASSERT_TRUE(harness.ok());
+  llvm::Optional<llvm::json::Value> manifest = manifestOf(harness.model());
+  ASSERT_TRUE(manifest);
+  auto checked = [](const std::set<std::string> &kernels) {
+    return llvm::count_if(kernels, [](const std::string &name) {
+      return llvm::StringRef(name).endswith("_embedding_checked");
+    });
+  };
+  // unbounded: the token gather is proven by the ids' bounds, the position one is not;
+  // bounded: both are proven.
+  EXPECT_EQ(checked(kernelsOf(*manifest->getAsObject(), "unbounded")), 1);
+  EXPECT_EQ(checked(kernelsOf(*manifest->getAsObject(), "bounded")), 0);
 }
 
 TEST_F(Positions, ManifestRecordsTheBoundOfTheBoundedEntryOnly) {

@@ -41,6 +41,10 @@ bool needsKernel(mlir::Operation *op);
 /// element types), and which operands are strided views.
 std::string kernelSignature(mlir::Operation *op);
 
+/// Whether the kernel of embedding `op` checks each id, as the IR does not prove them all
+/// rows of the table (ValueRange.h); its kernel's name ends in "_checked".
+bool embeddingChecksIds(mlir::Operation *op);
+
 /// Lowers `op` for `target`; emits an error at the op and fails when it cannot: when
 /// the op has no lowering, or the target no schedule for it.
 mlir::FailureOr<LoweredKernel> lowerOp(mlir::Operation *op, const Halide::Target &target);

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Lower.h"
 #include "Lowerings.h"
 
 #include "kiln/abi/Manifest.h"
@@ -36,21 +37,13 @@ Expr likeExtent(const ImageParam &like, Value likeValue, int64_t axis) {
   return extentOf(like, extents, halideDim(static_cast<int>(extents.size()), axis));
 }
 
-/// Whether the IR proves every id of `op` a row of its table (ValueRange.h); if not, its
-/// kernel checks each id.
-bool idsProven(EmbeddingOp op) {
-  int64_t rows = tensorType(op.table()).getDimSize(0);
-  llvm::Optional<IndexRange> ids = indexRange(op.ids());
-  return ids && ids->min >= 0 && ids->max < rows;
-}
-
 /// What decides an embedding's kernel beside its types: a checked kernel names its
 /// table in its message, so kernels of different tables differ.
 void printEmbedding(EmbeddingOp op, llvm::raw_ostream &os) {
-  if (idsProven(op))
-    os << "{proven}";
-  else
+  if (embeddingChecksIds(op))
     os << "{checked='" << gatherTableName(op.table()) << "'}";
+  else
+    os << "{proven}";
 }
 
 /// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
@@ -67,7 +60,7 @@ KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
   std::vector<Var> idVars(vars.begin() + 1, vars.end());
   int64_t rows = tensorType(op.table()).getDimSize(0);
   Expr id = ids(idVars);
-  if (!idsProven(op))
+  if (embeddingChecksIds(op))
     id = Halide::require(id >= 0 && id < Expr(static_cast<int>(rows)), id,
                          std::string(abi::kRequirementMarker) + "embedding of '" +
                              gatherTableName(op.table()) + "' (" + std::to_string(rows) +
@@ -258,6 +251,15 @@ KernelAlgorithm lowerCausalMask(CausalMaskOp op) {
 }
 
 } // namespace
+
+bool kiln::halide_backend::embeddingChecksIds(Operation *op) {
+  auto embedding = dyn_cast<EmbeddingOp>(op);
+  if (!embedding)
+    return false;
+  int64_t rows = tensorType(embedding.table()).getDimSize(0);
+  llvm::Optional<IndexRange> ids = indexRange(embedding.ids());
+  return !ids || ids->min < 0 || ids->max >= rows;
+}
 
 void kiln::halide_backend::populateEmbeddingLowerings(LoweringTable &table) {
   table.add<EmbeddingOp>(lowerEmbedding, printEmbedding);

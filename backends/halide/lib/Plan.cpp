@@ -254,7 +254,8 @@ int Planner::kernelIndex(Operation *op, const std::string &signature, bool dense
     KernelPlan kernel;
     kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
                   (denseCopy ? std::string("copy")
-                             : sanitizeIdentifier(op->getName().stripDialect()));
+                             : sanitizeIdentifier(op->getName().stripDialect())) +
+                  (embeddingChecksIds(op) ? "_checked" : "");
     kernel.op = op;
     kernel.denseCopy = denseCopy;
     plan_.kernels.push_back(std::move(kernel));

@@ -7,7 +7,9 @@
 
 #include "FrontendTestSupport.h"
 
+#include "kiln/ir/KilnOps.h"
 #include "kiln/ir/SymbolicShapes.h"
+#include "kiln/ir/ValueRange.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -36,6 +38,40 @@ TEST(BoundedDims, TheBoundReachesTheIrForEveryInputNamingIt) {
   EXPECT_EQ(dimExprMax(func, "T*2+1"), llvm::Optional<int64_t>(65));
   // Subtracting a name: a larger T gives a smaller value, so no bound follows.
   EXPECT_EQ(dimExprMax(func, "40-T"), llvm::None);
+}
+
+/// The range indexRange proves for the value of output `name` of `model`'s first entry.
+llvm::Optional<IndexRange> outputRange(const Model &model, llvm::StringRef name) {
+  auto func = *model.module().getOps<mlir::FuncOp>().begin();
+  auto ret = mlir::cast<ReturnOp>(func.front().getTerminator());
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i)
+    if (func.getResultAttrOfType<mlir::StringAttr>(i, kNameAttr).getValue() == name)
+      return indexRange(ret.getOperand(i));
+  ADD_FAILURE() << "no output " << name.str();
+  return llvm::None;
+}
+
+TEST(BoundedDims, IndexRangesFollowBoundsAndBoundedPositions) {
+  ModelBuilder m("ranges");
+  Entry e = m.entry("f");
+  Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T", 32)}, Bounds{2, 9});
+  Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("S")});
+  e.output("flat", reshape(ids, {-1}));
+  e.output("bounded", positions(ids, 1));
+  e.output("unbounded", positions(x, 1));
+  e.output("batch", positions(ids, 0));
+  Model model = m.finish();
+  ASSERT_TRUE(model.ok()) << model.errors()[0].str();
+  llvm::Optional<IndexRange> idsRange = outputRange(model, "flat");
+  ASSERT_TRUE(idsRange);
+  EXPECT_EQ(idsRange->min, 2);
+  EXPECT_EQ(idsRange->max, 9);
+  llvm::Optional<IndexRange> bounded = outputRange(model, "bounded");
+  ASSERT_TRUE(bounded);
+  EXPECT_EQ(bounded->min, 0);
+  EXPECT_EQ(bounded->max, 31);
+  EXPECT_FALSE(outputRange(model, "unbounded"));
+  EXPECT_FALSE(outputRange(model, "batch"));
 }
 
 TEST(BoundedDims, TwoDifferentBoundsOfOneNameAreAnError) {

@@ -183,7 +183,7 @@ TEST_F(ReferenceErrors, ModuleBrokenAfterParsingIsRejected) {
   std::string error =
       runError("f", {{"arg0", HostTensor::floats({2, 3}, randomFloats(6, 65))}});
   EXPECT_TRUE(contains(error, "entry 'f' is invalid"));
-  EXPECT_TRUE(contains(error, "softmax axis 7 is out of range"));
+  EXPECT_TRUE(contains(error, "'kiln.softmax' op axis 7 is out of range"));
 }
 
 TEST_F(ReferenceErrors, ExternalFunctionIsNotAnEntry) {
