@@ -92,8 +92,9 @@ class GenerateErrorTest(unittest.TestCase):
         with self.assertRaisesRegex(kiln.InvalidArgumentError,
                                     "9 characters; the model takes at most 8"):
             vocab.encode_source("123456789")
-        with self.assertRaisesRegex(kiln.InvalidArgumentError, "'greedy' or 'beam'"):
-            kiln.GenerateOptions(search="sample")
+        with self.assertRaisesRegex(kiln.InvalidArgumentError,
+                                    "'greedy', 'beam' or 'sample', got 'nucleus'"):
+            kiln.GenerateOptions(search="nucleus")
         model, weights = translator()
         decoder = kiln.KVCacheDecoder(model, weights)
         with self.assertRaisesRegex(kiln.InvalidArgumentError,

@@ -1,5 +1,6 @@
 """Kiln for Python: load a compiled model (NAME.so) and its weights, run its entry points
-on numpy arrays, and generate text with greedy or beam search.
+on numpy arrays, and generate text with greedy or beam search or sampling (encoder-decoder
+models: KVCacheDecoder, PrefixDecoder; decoder-only models: PrefillDecoder).
 
     import numpy as np, kiln
     model = kiln.Model("translator.so")
@@ -30,6 +31,7 @@ from ._kiln import (
     KVCacheDecoder,
     Model,
     NotFoundError,
+    PrefillDecoder,
     PrefixDecoder,
     ResourceExhaustedError,
     Session,

@@ -43,6 +43,14 @@ struct PrefixDecoderHandle : DecoderHandle {
   PrefixDecoder d;
 };
 
+/// A PrefillDecoder (decoder-only model) with the same guard.
+struct PrefillDecoderHandle {
+  PrefillDecoderHandle(const Model &model, const Weights &weights, PrefillEntries entries)
+      : d(model, weights, std::move(entries)) {}
+  PrefillDecoder d;
+  std::atomic<bool> busy{false};
+};
+
 VocabularyOptions vocabularyOptions(int32_t padId, int32_t bosId, int32_t eosId,
                                     int32_t unkId, int64_t maxSourceLen,
                                     int64_t maxTargetLen) {
@@ -60,16 +68,24 @@ template <typename... Extra> auto vocabularyArgs(Extra... extra) {
 }
 
 std::string searchName(GenerateOptions::Search s) {
-  return s == GenerateOptions::Search::Beam ? "beam" : "greedy";
+  switch (s) {
+  case GenerateOptions::Search::Beam:
+    return "beam";
+  case GenerateOptions::Search::Sample:
+    return "sample";
+  case GenerateOptions::Search::Greedy:
+    break;
+  }
+  return "greedy";
 }
 
 GenerateOptions::Search searchOf(const std::string &name) {
-  if (name == "greedy")
-    return GenerateOptions::Search::Greedy;
-  if (name == "beam")
-    return GenerateOptions::Search::Beam;
+  for (auto s : {GenerateOptions::Search::Greedy, GenerateOptions::Search::Beam,
+                 GenerateOptions::Search::Sample})
+    if (name == searchName(s))
+      return s;
   throw Error(KILN_STATUS_INVALID_ARGUMENT,
-              "search must be 'greedy' or 'beam', got '" + name + "'");
+              "search must be 'greedy', 'beam' or 'sample', got '" + name + "'");
 }
 
 void bindVocabulary(py::module_ &m) {
@@ -174,6 +190,35 @@ void bindDecoders(py::module_ &m) {
            py::arg("encode") = "encode", py::arg("decode") = "decode")
       .def_property_readonly("decode_calls",
                              [](PrefixDecoderHandle &h) { return h.d.decodeCalls(); });
+
+  PrefillEntries prefill;
+  py::class_<PrefillDecoderHandle>(
+      m, "PrefillDecoder",
+      "Decodes with a decoder-only model: prefill(ids [B, N]) once per batch, then "
+      "step(ids [B, 1], position) once per position (README, 'Generating text with a "
+      "decoder-only model').")
+      .def(py::init([](const ModelHandle &model, const WeightsHandle &weights,
+                       std::string prefill, std::string step, std::string ids,
+                       std::string position, std::string logits) {
+             return std::make_unique<PrefillDecoderHandle>(
+                 model.model, weights.weights,
+                 PrefillEntries{std::move(prefill), std::move(step), std::move(ids),
+                                std::move(position), std::move(logits)});
+           }),
+           py::arg("model"), py::arg("weights"), py::kw_only(),
+           py::arg("prefill") = prefill.prefill, py::arg("step") = prefill.step,
+           py::arg("ids") = prefill.ids, py::arg("position") = prefill.position,
+           py::arg("logits") = prefill.logits)
+      .def_property_readonly("vocab_size",
+                             [](PrefillDecoderHandle &h) { return h.d.vocabSize(); })
+      .def_property_readonly(
+          "capacity", [](PrefillDecoderHandle &h) { return h.d.capacity(); },
+          "Positions the caches hold; 0 if unknown")
+      .def_property_readonly("step_calls",
+                             [](PrefillDecoderHandle &h) { return h.d.stepCalls(); })
+      .def_property_readonly(
+          "stats", [](PrefillDecoderHandle &h) { return h.d.session().stats(); },
+          "SessionStats of its session");
 }
 
 void bindSearch(py::module_ &m) {
@@ -181,7 +226,8 @@ void bindSearch(py::module_ &m) {
   py::class_<GenerateOptions>(m, "GenerateOptions",
                               "Options of generate(), as kiln::GenerateOptions.")
       .def(py::init([](const std::string &search, int beamSize, double alpha,
-                       int maxLength, bool nBest, int32_t bosId, int32_t eosId) {
+                       int maxLength, bool nBest, int32_t bosId, int32_t eosId,
+                       double temperature, int topK, double topP, uint64_t seed) {
              GenerateOptions o;
              o.search = searchOf(search);
              o.beamSize = beamSize;
@@ -190,19 +236,25 @@ void bindSearch(py::module_ &m) {
              o.nBest = nBest;
              o.bosId = bosId;
              o.eosId = eosId;
+             o.temperature = temperature;
+             o.topK = topK;
+             o.topP = topP;
+             o.seed = seed;
              return o;
            }),
            py::kw_only(), py::arg("search") = searchName(d.search),
            py::arg("beam_size") = d.beamSize, py::arg("alpha") = d.alpha,
            py::arg("max_length") = d.maxLength, py::arg("n_best") = d.nBest,
-           py::arg("bos_id") = d.bosId, py::arg("eos_id") = d.eosId)
+           py::arg("bos_id") = d.bosId, py::arg("eos_id") = d.eosId,
+           py::arg("temperature") = d.temperature, py::arg("top_k") = d.topK,
+           py::arg("top_p") = d.topP, py::arg("seed") = d.seed)
       .def_static("for_vocabulary", &GenerateOptions::forVocabulary, py::arg("vocab"),
                   "Greedy, with the vocabulary's bos/eos ids and max_length = its "
                   "max_target_len.")
       .def_property(
           "search", [](const GenerateOptions &o) { return searchName(o.search); },
           [](GenerateOptions &o, const std::string &s) { o.search = searchOf(s); },
-          "'greedy' (arg-max, lowest id on a tie) or 'beam'")
+          "'greedy' (arg-max, lowest id on a tie), 'beam' or 'sample'")
       .def_readwrite("beam_size", &GenerateOptions::beamSize)
       .def_readwrite("alpha", &GenerateOptions::alpha,
                      "GNMT length penalty: score = raw / ((5 + len) / 6) ** alpha")
@@ -211,7 +263,16 @@ void bindSearch(py::module_ &m) {
       .def_readwrite("n_best", &GenerateOptions::nBest,
                      "Also return every finished hypothesis, best first")
       .def_readwrite("bos_id", &GenerateOptions::bosId)
-      .def_readwrite("eos_id", &GenerateOptions::eosId);
+      .def_readwrite("eos_id", &GenerateOptions::eosId, "-1: none")
+      .def_readwrite("temperature", &GenerateOptions::temperature,
+                     "sampling: logits / temperature (0: greedy)")
+      .def_readwrite("top_k", &GenerateOptions::topK,
+                     "sampling: the k most likely tokens (0: all)")
+      .def_readwrite("top_p", &GenerateOptions::topP,
+                     "sampling: the most likely tokens holding probability top_p")
+      .def_readwrite("seed", &GenerateOptions::seed,
+                     "sampling: source s draws from mt19937_64(seed + s * "
+                     "0x9E3779B97F4A7C15)");
 
   py::class_<Hypothesis>(m, "Hypothesis")
       .def_readonly("tokens", &Hypothesis::tokens,
@@ -238,8 +299,20 @@ void bindSearch(py::module_ &m) {
         return generate(h.decoder(), sources, options);
       },
       py::arg("decoder"), py::arg("sources"), py::arg("options"),
-      "Greedy or beam search over a batch of sources (lists of token ids, any lengths): "
-      "one GenerateResult per source, in order. The GIL is released while it runs.");
+      "Greedy or beam search, or sampling, over a batch of sources (lists of token ids, "
+      "any lengths): one GenerateResult per source, in order. The GIL is released while "
+      "it runs.");
+  m.def(
+      "generate",
+      [](PrefillDecoderHandle &h, const std::vector<std::vector<int32_t>> &prompts,
+         GenerateOptions options) {
+        InUse inUse(h.busy, "decoder");
+        py::gil_scoped_release release;
+        return generate(h.d, prompts, options);
+      },
+      py::arg("decoder"), py::arg("prompts"), py::arg("options"),
+      "Continues each prompt (token ids) of a decoder-only model with at most "
+      "options.max_length new tokens (only those are returned).");
 }
 
 } // namespace
