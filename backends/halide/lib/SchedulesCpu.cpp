@@ -275,6 +275,15 @@ void cpu::schedule(const LayerNormKernel &kernel, const Target &target) {
   scheduleRowStatistics(kernel, {kernel.sum, kernel.squares}, width, 512);
 }
 
+void cpu::schedule(const RmsNormKernel &kernel, const Target &target) {
+  const int width = target.natural_vector_size(Float(32));
+  Func out = kernel.output;
+  // As layer_norm with one statistic: the sum of squares in `width` lanes and one
+  // horizontal step per row, then the scaling pass over the row in L1. RMSNORM_FIGURE
+  out.vectorize(kernel.vars[0], width, kGuard);
+  scheduleRowStatistics(kernel, {kernel.squares}, width, 512);
+}
+
 void cpu::schedule(const ArgmaxKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
   // Along the contiguous dimension (the vocabulary of a logits row): per row, the max
@@ -290,6 +299,41 @@ void cpu::schedule(const ArgmaxKernel &kernel, const Target &target) {
     out.vectorize(kernel.vars[0], width, kGuard);
   }
   scheduleRowStatistics(kernel, {kernel.max, kernel.key}, width, 4096);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions over axes: reduce_sum, reduce_mean, reduce_max
+//===----------------------------------------------------------------------===//
+
+void cpu::schedule(const ReduceKernel &kernel, const Target &target) {
+  const int width = target.natural_vector_size(Float(32));
+  Func out = kernel.output, total = kernel.total;
+  const std::vector<Var> &vars = kernel.vars;
+  const Extents &ext = kernel.extents;
+  int64_t count = isStatic(kernel.count) ? kernel.count : 512;
+  if (kernel.reducesInner) {
+    // The contiguous dimension reduced (a row sum): per output element, `width` lanes
+    // of partial results along r.x and one horizontal step, as softmax's row max: the
+    // sum is a tree of `width` sequential sums. Tasks of ~16K input elements.
+    // REDUCE_INNER_FIGURE
+    Var at = vars.empty() ? Var::outermost() : parallelRows(out, vars, count, ext[0]);
+    vectorizeRowReduction(total, kernel.r, width, out, at);
+    return;
+  }
+  // The contiguous dimension kept: vectors along x accumulate down the reduced
+  // dimensions (loops outside x), each output row computed into L1 and stored once.
+  // REDUCE_OUTER_FIGURE
+  Var x = vars[0];
+  out.vectorize(x, width, kGuard);
+  Var row = vars.size() < 2
+                ? Var::outermost()
+                : parallelRows(out, std::vector<Var>(vars.begin() + 1, vars.end()),
+                               elementCount(ext, 0, 1) * count, ext[1]);
+  total.compute_at(out, row).vectorize(x, width, kGuard);
+  std::vector<VarOrRVar> order = {x};
+  for (int i = 0; i < kernel.r.dimensions(); ++i)
+    order.push_back(kernel.r[i]);
+  total.update().reorder(order).vectorize(x, width, kGuard);
 }
 
 //===----------------------------------------------------------------------===//
