@@ -60,8 +60,8 @@ Tensor buildOp(const char *opName, llvm::ArrayRef<Tensor> operands, SourceLoc lo
     // A number of the other kind converts; a mask does not.
     std::string hint;
     if (t.dtype() != DType::Bool && *wanted != DType::Bool)
-      hint = std::string("; convert it with cast(") + (name ? name : "x") + ", DType::" +
-             llvm::StringRef(dtypeName(*wanted)).upper() + ")";
+      hint = std::string("; convert it with cast(") + (name ? name : "x") +
+             ", DType::" + llvm::StringRef(dtypeName(*wanted)).upper() + ")";
     // Unnamed operands: an op that takes f32 throughout.
     builder->error(loc, std::string(opName) + " needs " +
                             (name ? std::string(name) + " of type " + dtypeName(*wanted)
@@ -314,7 +314,7 @@ static Tensor reduction(const char *name, const Tensor &x,
     signature = Signature::any();
   return buildOp(
       name, {x}, loc, signature,
-      [&] { return shape_rules::reduce(name, x.shape(), axes, keepDim); },
+      [&] { return shape_rules::reduce(x.shape(), axes, keepDim); },
       [&](OpBuilder &ob, Location l, Type t) {
         llvm::SmallVector<int64_t, 4> normalised =
             shape_rules::normaliseAxes(axes, x.rank());

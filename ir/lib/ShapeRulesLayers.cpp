@@ -56,22 +56,22 @@ ShapeResult shape_rules::argmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   return ShapeResult::ok(std::move(result));
 }
 
-ShapeResult shape_rules::reduce(llvm::StringRef op, llvm::ArrayRef<SymDim> input,
+ShapeResult shape_rules::reduce(llvm::ArrayRef<SymDim> input,
                                 llvm::ArrayRef<int64_t> axes, bool keepDim) {
   int64_t rank = static_cast<int64_t>(input.size());
   if (axes.empty())
-    return ShapeResult::failure(op.str() + " needs at least one axis");
+    return ShapeResult::failure("needs at least one axis");
   std::vector<bool> reduced(input.size(), false);
   for (int64_t axis : axes) {
     int64_t a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= rank)
-      return ShapeResult::failure(op.str() + " axis " + std::to_string(axis) +
+      return ShapeResult::failure("axis " + std::to_string(axis) +
                                   " is out of range for shape " + toString(input) +
                                   " (expected " + std::to_string(-rank) + " to " +
                                   std::to_string(rank - 1) + ")");
     if (reduced[a])
       return ShapeResult::failure(
-          op.str() + " axes [" +
+          "axes [" +
           llvm::join(llvm::map_range(axes, [](int64_t x) { return std::to_string(x); }),
                      ", ") +
           "] name dimension " + std::to_string(a) + " twice");

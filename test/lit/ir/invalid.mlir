@@ -207,7 +207,7 @@ func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
 // -----
 
 func @reduce_axis_out_of_range(%x: tensor<2x8xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.reduce_sum' op reduce_sum axis 2 is out of range for shape [2, 8] (expected -2 to 1)}}
+  // expected-error @+1 {{'kiln.reduce_sum' op axis 2 is out of range for shape [2, 8] (expected -2 to 1)}}
   %0 = kiln.reduce_sum %x {axes = [2]} : (tensor<2x8xf32>) -> tensor<2xf32>
   kiln.return %0 : tensor<2xf32>
 }
@@ -215,7 +215,7 @@ func @reduce_axis_out_of_range(%x: tensor<2x8xf32>) -> tensor<2xf32> {
 // -----
 
 func @reduce_axis_twice(%x: tensor<2x8xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{'kiln.reduce_max' op reduce_max axes [1, -1] name dimension 1 twice}}
+  // expected-error @+1 {{'kiln.reduce_max' op axes [1, -1] name dimension 1 twice}}
   %0 = kiln.reduce_max %x {axes = [1, -1]} : (tensor<2x8xf32>) -> tensor<2xf32>
   kiln.return %0 : tensor<2xf32>
 }
@@ -223,7 +223,7 @@ func @reduce_axis_twice(%x: tensor<2x8xf32>) -> tensor<2xf32> {
 // -----
 
 func @reduce_no_axes(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'kiln.reduce_mean' op reduce_mean needs at least one axis}}
+  // expected-error @+1 {{'kiln.reduce_mean' op needs at least one axis}}
   %0 = kiln.reduce_mean %x {axes = []} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   kiln.return %0 : tensor<2x8xf32>
 }

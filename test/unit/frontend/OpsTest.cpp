@@ -313,7 +313,7 @@ TEST(FrontendOps, ReduceAxisOutOfRangeNamesTheAxisAsWritten) {
   e.output("y", y);
   expectOneErrorAt(
       m.finish(), line,
-      "reduce_sum axis -3 is out of range for shape [B, 8] (expected -2 to 1)");
+      "reduce_sum: axis -3 is out of range for shape [B, 8] (expected -2 to 1)");
 }
 
 TEST(FrontendOps, ReduceAxisTwiceIsAnError) {
@@ -323,7 +323,7 @@ TEST(FrontendOps, ReduceAxisTwiceIsAnError) {
   unsigned line = __LINE__ + 1;
   Tensor y = reduceMax(x, {1, -1});
   e.output("y", y);
-  expectOneErrorAt(m.finish(), line, "reduce_max axes [1, -1] name dimension 1 twice");
+  expectOneErrorAt(m.finish(), line, "reduce_max: axes [1, -1] name dimension 1 twice");
 }
 
 TEST(FrontendOps, ReduceMeanOfIdsIsAnError) {

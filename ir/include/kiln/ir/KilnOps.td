@@ -414,7 +414,7 @@ class Kiln_ReduceOp<string mnemonic, string what, Type tensor>
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
     ::kiln::ShapeResult inferSymbolicShape(::llvm::ArrayRef<::kiln::SymShape> operands) {
-      return ::kiln::shape_rules::reduce(getOperationName().drop_front(5), operands[0],
+      return ::kiln::shape_rules::reduce(operands[0],
                                          ::mlir::extractFromI64ArrayAttr(axes()),
                                          keep_dim());
     }

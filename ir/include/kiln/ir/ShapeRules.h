@@ -91,9 +91,9 @@ ShapeResult logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// The input's shape without `axis`.
 ShapeResult argmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// The input's shape without `axes` (with keepDim: with 1 there). `axes` are distinct,
-/// at least one, each in [-rank, rank); `op` names the reduction in messages.
-ShapeResult reduce(llvm::StringRef op, llvm::ArrayRef<SymDim> input,
-                   llvm::ArrayRef<int64_t> axes, bool keepDim);
+/// at least one, each in [-rank, rank).
+ShapeResult reduce(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> axes,
+                   bool keepDim);
 /// `axes` in [-rank, rank) as [0, rank), ascending.
 llvm::SmallVector<int64_t, 4> normaliseAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
 /// `axis` becomes end - start; needs 0 <= start < end (<= the size where static).
