@@ -58,17 +58,23 @@ KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
   Extents extents = extentsOf(tensorType(op.result()));
   std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
   std::vector<Var> idVars(vars.begin() + 1, vars.end());
-  int64_t rows = tensorType(op.table()).getDimSize(0);
+  Expr rows = extentOf(table, tableExt, 1);
   Expr id = ids(idVars);
-  if (embeddingChecksIds(op))
-    id = Halide::require(id >= 0 && id < Expr(static_cast<int>(rows)), id,
-                         std::string(abi::kRequirementMarker) + "embedding of '" +
-                             gatherTableName(op.table()) + "' (" + std::to_string(rows) +
-                             " rows): index",
-                         id, "out of range");
+  if (embeddingChecksIds(op)) {
+    // Halide joins the message's parts with spaces: a static row count goes in the text.
+    std::string what = std::string(abi::kRequirementMarker) + "embedding of '" +
+                       gatherTableName(op.table());
+    int64_t staticRows = tensorType(op.table()).getDimSize(0);
+    id =
+        ShapedType::isDynamic(staticRows)
+            ? Halide::require(id >= 0 && id < rows, id, what + "' (a table of", rows,
+                              "rows): index", id, "out of range")
+            : Halide::require(id >= 0 && id < rows, id,
+                              what + "' (" + std::to_string(staticRows) + " rows): index",
+                              id, "out of range");
+  }
   Func output("result");
-  output(vars) = table(
-      vars[0], Halide::unsafe_promise_clamped(id, 0, extentOf(table, tableExt, 1) - 1));
+  output(vars) = table(vars[0], Halide::unsafe_promise_clamped(id, 0, rows - 1));
   std::vector<Expr> source = {extentOf(table, tableExt, 0)};
   for (size_t d = 0; d < idVars.size(); ++d)
     source.push_back(ids.dim(static_cast<int>(d)).extent());
@@ -258,7 +264,7 @@ bool kiln::halide_backend::embeddingChecksIds(Operation *op) {
     return false;
   int64_t rows = tensorType(embedding.table()).getDimSize(0);
   llvm::Optional<IndexRange> ids = indexRange(embedding.ids());
-  return !ids || ids->min < 0 || ids->max >= rows;
+  return ShapedType::isDynamic(rows) || !ids || ids->min < 0 || ids->max >= rows;
 }
 
 void kiln::halide_backend::populateEmbeddingLowerings(LoweringTable &table) {
