@@ -88,8 +88,6 @@ LogicalResult kiln::verifyKvAppend(KvAppendOp op) {
   return verifyStateName(op, op.name());
 }
 
-// value [..., N at `axis`, ...] (N >= 1, static or named) written at [P, P+N) -> the
-// value's shape with P+N at `axis`; P (`position`) is a dimension name or a static start.
 ShapeResult shape_rules::kvAppend(ArrayRef<SymDim> value, int64_t axis, int64_t capacity,
                                   StringRef position) {
   int64_t rank = static_cast<int64_t>(value.size());

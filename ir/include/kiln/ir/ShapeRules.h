@@ -129,9 +129,10 @@ bool broadcastsInto(llvm::ArrayRef<SymDim> small, llvm::ArrayRef<SymDim> target)
 
 // StateOps.cpp: the key/value cache.
 
-/// value [..., 1 at `axis`, ...] appended at the position named `position` (P) of a
-/// cache of `capacity` positions -> the value's shape with P+1 at `axis`; `axis` is not
-/// 0 (the batch).
+/// value [..., N at `axis`, ...] (N >= 1, static or named) written at [P, P+N) of a
+/// cache of `capacity` positions -> the value's shape with P+N at `axis`; P is
+/// `position`, a dimension name or a static start (kiln::dimInteger, "0" for a prefill);
+/// `axis` is not 0 (the batch); a static block must fit the capacity.
 ShapeResult kvAppend(llvm::ArrayRef<SymDim> value, int64_t axis, int64_t capacity,
                      llvm::StringRef position);
 } // namespace shape_rules
