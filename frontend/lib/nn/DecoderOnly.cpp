@@ -167,15 +167,16 @@ Tensor DecoderOnlyLM::forward(const Tensor &ids, std::source_location loc) const
 
 /// x [B, N, D] -> its last position [B, D], for a dynamic N. There is no slice at a
 /// dynamic index, so the row is selected by a one-hot weight built from the causal mask:
-/// exp of the additive mask is the lower triangle of ones, its row sums are 1..N
-/// (exact in f32), and relu(count - N + 1) is 1 at N alone. Costs N² exps, nothing
-/// beside the model.
+/// relu(mask + 1) is the lower triangle of ones, its row sums count 1..N (exact in f32),
+/// and relu(count - N + 1) is 1 at N alone. Costs an N x N mask, nothing beside the
+/// model.
 static Tensor lastPosition(const Tensor &x) {
   if (!x.valid())
     return {};
-  Tensor count = reduceSum(exp(causalMask(x, /*axis=*/1)), {1}, /*keepDim=*/true);
-  Tensor length = reduceMax(count, {0}, /*keepDim=*/true);
-  Tensor oneHot = relu(count - length + constant(*x.builder(), 1.f)); // [N, 1]
+  Tensor one = constant(*x.builder(), 1.f);
+  Tensor lower = relu(causalMask(x, /*axis=*/1) + one);
+  Tensor count = reduceSum(lower, {1}, /*keepDim=*/true); // [N, 1]
+  Tensor oneHot = relu(count - reduceMax(count, {0}, /*keepDim=*/true) + one);
   return reduceSum(x * oneHot, {1});
 }
 
