@@ -139,7 +139,7 @@ void ModelBuilder::bindDimensions(EntryState &state) {
   });
   func.walk([&](KvAppendOp append) {
     std::string p = append.position().str();
-    if (!binders.count(p))
+    if (!dimInteger(p) && !binders.count(p))
       errorAt(append.getLoc(), "kvAppend at position '" + p + "', which entry '" +
                                    state.name +
                                    "' does not bind: declare it with "

@@ -450,15 +450,16 @@ Tensor kiln::dsl::kvAppend(const std::string &name, const Tensor &value, int64_t
                             toString(value.shape()));
     return {};
   }
-  if (position.name.empty()) {
+  if (position.name.empty() && position.size < 0) {
     builder->error(loc, "kv_append needs a named position, as dyn(\"P\") bound by an "
-                        "Entry::valueInput, got the static size " +
+                        "Entry::valueInput, or a static start such as Dim(0), got " +
                             std::to_string(position.size));
     return {};
   }
+  std::string start =
+      position.name.empty() ? std::to_string(position.size) : position.name;
   int64_t normalised = normaliseAxis(axis, value.rank());
-  ShapeResult result =
-      shape_rules::kvAppend(value.shape(), normalised, capacity, position.name);
+  ShapeResult result = shape_rules::kvAppend(value.shape(), normalised, capacity, start);
   if (!result.succeeded()) {
     builder->error(loc, "kv_append: " + result.error);
     return {};
@@ -470,9 +471,9 @@ Tensor kiln::dsl::kvAppend(const std::string &name, const Tensor &value, int64_t
     return {};
   OpBuilder &ob = builder->opBuilder();
   auto type = RankedTensorType::get(staticShape(result.shape), ob.getF32Type());
-  Value appended = ob.create<KvAppendOp>(
-      builder->location(loc), type, ob.getStringAttr(name), value.value(),
-      ob.getI64IntegerAttr(normalised), ob.getI64IntegerAttr(capacity),
-      ob.getStringAttr(position.name));
+  Value appended =
+      ob.create<KvAppendOp>(builder->location(loc), type, ob.getStringAttr(name),
+                            value.value(), ob.getI64IntegerAttr(normalised),
+                            ob.getI64IntegerAttr(capacity), ob.getStringAttr(start));
   return builder->wrap(appended, std::move(result.shape), DType::F32);
 }

@@ -8,6 +8,8 @@
 
 #include "kiln/abi/DimExpr.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace kiln;
 
 static std::string_view view(llvm::StringRef text) { return {text.data(), text.size()}; }
@@ -33,6 +35,14 @@ llvm::Expected<std::vector<std::string>> kiln::dimExprNames(llvm::StringRef expr
 }
 
 bool kiln::isDimName(llvm::StringRef text) { return abi::isDimName(view(text)); }
+
+llvm::Optional<int64_t> kiln::dimInteger(llvm::StringRef text) {
+  uint64_t value;
+  if (text.empty() || !llvm::all_of(text, llvm::isDigit) ||
+      text.getAsInteger(10, value) || value > static_cast<uint64_t>(INT32_MAX))
+    return llvm::None;
+  return static_cast<int64_t>(value);
+}
 
 llvm::Expected<int64_t> kiln::evaluateDimExpr(
     llvm::StringRef expr,

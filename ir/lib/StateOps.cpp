@@ -88,6 +88,8 @@ LogicalResult kiln::verifyKvAppend(KvAppendOp op) {
   return verifyStateName(op, op.name());
 }
 
+// value [..., N at `axis`, ...] (N >= 1, static or named) written at [P, P+N) -> the
+// value's shape with P+N at `axis`; P (`position`) is a dimension name or a static start.
 ShapeResult shape_rules::kvAppend(ArrayRef<SymDim> value, int64_t axis, int64_t capacity,
                                   StringRef position) {
   int64_t rank = static_cast<int64_t>(value.size());
@@ -98,19 +100,33 @@ ShapeResult shape_rules::kvAppend(ArrayRef<SymDim> value, int64_t axis, int64_t 
   if (axis == 0)
     return ShapeResult::failure("kv_append axis must not be 0: dimension 0 of a state is "
                                 "its batch");
-  if (!value[axis].isStatic() || value[axis].size != 1)
-    return ShapeResult::failure("kv_append appends one position: dimension " +
-                                std::to_string(axis) + " of the value " +
-                                toString(value) + " must be 1");
   if (capacity < 1)
     return ShapeResult::failure("kv_append capacity must be positive, got " +
                                 std::to_string(capacity));
-  if (!isDimName(position))
+  llvm::Optional<int64_t> start = dimInteger(position);
+  if (!start && !isDimName(position))
     return ShapeResult::failure("kv_append position must name an entry dimension (an "
-                                "input's kiln.value_dim), got \"" +
+                                "input's kiln.value_dim) or be a non-negative integer, "
+                                "got \"" +
                                 position.str() + "\"");
+  const SymDim &count = value[axis];
+  // A static block must fit; a dynamic one (or a named start) is the runtime's check.
+  int64_t first = start ? *start : 0;
+  if (count.isStatic() && (count.size < 1 || first + count.size > capacity))
+    return ShapeResult::failure(
+        "kv_append writes " + std::to_string(count.size) + " positions (dimension " +
+        std::to_string(axis) + " of the value " + toString(value) + ") from position " +
+        position.str() + ", but it needs 1 or more and the cache holds " +
+        std::to_string(capacity));
   SymShape result(value.begin(), value.end());
-  result[axis] = SymDim::named(position.str() + "+1");
+  if (count.isUnknown())
+    result[axis] = SymDim::unknown();
+  else if (start && count.isStatic())
+    result[axis] = SymDim::fixed(*start + count.size);
+  else if (start && *start == 0)
+    result[axis] = count;
+  else
+    result[axis] = SymDim::named(position.str() + "+" + count.str());
   return ShapeResult::ok(std::move(result));
 }
 

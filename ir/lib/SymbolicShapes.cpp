@@ -1,6 +1,7 @@
 //===- SymbolicShapes.cpp - Symbolic shapes of an entry point -------------===//
 
 #include "kiln/ir/SymbolicShapes.h"
+#include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnOps.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -64,7 +65,7 @@ llvm::SmallVector<DimBinding> kiln::entryDimBindings(FunctionOpInterface func) {
 /// new state's shape and a cache's position from the bound names.
 static std::string unboundNameProblem(Operation *op, const llvm::StringSet<> &bound) {
   if (auto append = dyn_cast<KvAppendOp>(op))
-    if (!bound.contains(append.position()))
+    if (!dimInteger(append.position()) && !bound.contains(append.position()))
       return "kv_append position '" + append.position().str() +
              "' is not bound by the entry: declare a rank-0 i32 input with " +
              kValueDimAttr.str() + " = \"" + append.position().str() + "\"";

@@ -348,12 +348,14 @@ void Session::evaluateLayouts(const EntryDesc &e, EntryState &st, uint64_t chang
       continue;
     }
     int64_t last = lastElement(offset, shape, st.strides[b]);
-    if (last >= rootCount)
+    if (last >= rootCount) {
+      checkAppendFits(e, st, b); // a write past a cache says so
       fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': ", bufferLabel(e, b), " ",
            formatShape(shape), " with strides ", formatShape(st.strides[b]),
            " from offset ", offset, " reaches element ", last, " but buffers[", buf.root,
            "] it views is ", formatShape(st.shapes[buf.root]), " (", rootCount,
            " elements) with ", formatBindings(e, st.dimValues));
+    }
   }
 }
 
@@ -454,35 +456,64 @@ void Session::bindBuffers(const EntryDesc &e, EntryState &st,
   }
 }
 
-// The positions this run writes into states that it does not create, as kv_append plans
-// them (docs/manifest.md): a step's output is a view of the state with the state's dense
-// strides and shape but for extent 1 along one axis a >= 1, at an offset of P whole
-// positions along a.
+// The positions that buffer `b`, a step's output, writes into a state, as kv_append
+// plans them (docs/manifest.md): a view of the state with the state's dense strides and
+// shape but for extent N along one axis a >= 1, at an offset of P whole positions along
+// a; or the whole state (every position). None for any other buffer.
+std::optional<StateSet::Append> Session::appendOf(const EntryDesc &e,
+                                                  const EntryState &st, size_t b) const {
+  const BufferDesc &buf = e.buffers[b];
+  if (buf.kind != BufferKind::View || e.buffers[buf.root].kind != BufferKind::State)
+    return std::nullopt;
+  const BufferDesc &root = e.buffers[buf.root];
+  const std::vector<int64_t> &shape = st.shapes[b], &full = st.shapes[buf.root];
+  const std::vector<int64_t> &dense = st.strides[buf.root];
+  if (shape.size() != full.size() || st.strides[b] != dense || elementCount(shape) == 0 ||
+      shape[0] != full[0])
+    return std::nullopt;
+  size_t axis = 0; // none: dim 0 is the batch
+  for (size_t k = 1; k < shape.size(); ++k)
+    if (shape[k] != full[k]) {
+      if (axis != 0)
+        return std::nullopt;
+      axis = k;
+    }
+  if (axis == 0)
+    return st.offsets[b] == 0
+               ? std::optional<StateSet::Append>(
+                     {root.index, 0, 0, StateSet::kEveryPosition, root.create})
+               : std::nullopt;
+  if (st.offsets[b] % dense[axis])
+    return std::nullopt;
+  return StateSet::Append{root.index, axis, st.offsets[b] / dense[axis], shape[axis],
+                          root.create};
+}
+
 std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
                                                  const EntryState &st) const {
   std::vector<StateSet::Append> appends;
-  for (const StepDesc &step : e.steps) {
-    size_t b = size_t(step.args.back());
-    const BufferDesc &buf = e.buffers[b];
-    if (buf.kind != BufferKind::View || e.buffers[buf.root].kind != BufferKind::State ||
-        e.buffers[buf.root].create)
-      continue;
-    const std::vector<int64_t> &shape = st.shapes[b], &full = st.shapes[buf.root];
-    const std::vector<int64_t> &dense = st.strides[buf.root];
-    if (shape.size() != full.size() || st.strides[b] != dense || elementCount(shape) == 0)
-      continue;
-    size_t axis = 0; // none: dim 0 is the batch
-    bool otherwise = false;
-    for (size_t k = 1; k < shape.size(); ++k)
-      if (shape[k] != full[k]) {
-        otherwise |= axis != 0 || shape[k] != 1;
-        axis = k;
-      }
-    if (axis == 0 || otherwise || shape[0] != full[0] || st.offsets[b] % dense[axis])
-      continue;
-    appends.push_back({e.buffers[buf.root].index, axis, st.offsets[b] / dense[axis]});
-  }
+  for (const StepDesc &step : e.steps)
+    if (std::optional<StateSet::Append> a = appendOf(e, st, size_t(step.args.back())))
+      appends.push_back(*a);
   return appends;
+}
+
+// Throws the message for a step's write into a state past its capacity, when buffer `b`
+// (a view that does not fit its root) is one; returns otherwise.
+void Session::checkAppendFits(const EntryDesc &e, const EntryState &st, size_t b) const {
+  for (const StepDesc &step : e.steps) {
+    if (size_t(step.args.back()) != b)
+      continue;
+    std::optional<StateSet::Append> a = appendOf(e, st, b);
+    if (!a || a->axis == 0)
+      return;
+    int64_t capacity = st.shapes[e.buffers[b].root][a->axis];
+    fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': writing ", a->count,
+         a->count == 1 ? " position" : " positions", " from position ", a->position,
+         " into state '", model_->manifest().states[size_t(a->state)].name,
+         "' (P = ", a->position, ", N = ", a->count, ") needs P + N <= its capacity ",
+         capacity, " along dim ", a->axis, " with ", formatBindings(e, st.dimValues));
+  }
 }
 
 void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {

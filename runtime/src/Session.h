@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,7 +127,10 @@ private:
   void describeBuffers(const EntryDesc &e, EntryState &st, uint64_t changed);
   void bindBuffers(const EntryDesc &e, EntryState &st,
                    const std::vector<const kiln_tensor *> &inputs);
+  std::optional<StateSet::Append> appendOf(const EntryDesc &e, const EntryState &st,
+                                           size_t b) const;
   std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;
+  void checkAppendFits(const EntryDesc &e, const EntryState &st, size_t b) const;
   void runSteps(int entry, const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);

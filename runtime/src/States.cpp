@@ -211,7 +211,7 @@ void StateSet::create(const EntryDesc &e,
 void StateSet::checkAppends(const EntryDesc &e,
                             const std::vector<Append> &appends) const {
   for (const Append &a : appends) {
-    int64_t written = slots_[size_t(a.state)].positions;
+    int64_t written = a.created ? 0 : slots_[size_t(a.state)].positions;
     if (a.position <= written)
       continue;
     fail(KILN_STATUS_INVALID_ARGUMENT, "entry '", e.name, "': state '",
@@ -228,7 +228,7 @@ void StateSet::checkAppends(const EntryDesc &e,
 void StateSet::recordAppends(const std::vector<Append> &appends) {
   for (const Append &a : appends) {
     int64_t &written = slots_[size_t(a.state)].positions;
-    written = std::max(written, a.position + 1);
+    written = std::max(written, a.position + a.count);
   }
 }
 

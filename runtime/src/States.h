@@ -12,6 +12,7 @@
 #include "Manifest.h"
 #include "TempBlock.h"
 
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -38,11 +39,15 @@ public:
   // Forgets the states entries[entry] creates or writes: its run failed part-way.
   void forgetWritten(int entry) noexcept;
 
-  // A run's write of one position along `axis` of a state (kiln.kv_append's plan).
+  // A run's write of `count` positions from `position` along `axis` of a state
+  // (kiln.kv_append's plan); axis 0 and kEveryPosition: the whole state.
+  static constexpr int64_t kEveryPosition = INT32_MAX;
   struct Append {
     int state;
     size_t axis;
     int64_t position;
+    int64_t count;
+    bool created; // by the same run: no position is written before it
   };
   // Throws INVALID_ARGUMENT when an append would skip positions: a state's positions are
   // written in order from 0 after its creation (writing one again is allowed), so a

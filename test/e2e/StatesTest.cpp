@@ -31,7 +31,10 @@ namespace {
 /// token x [B, 2, 1, 4], appends k and v at position P (the value of input "step") and
 /// attends with q over the first P + 1 positions (y, strided keys and values) and over
 /// the memory (z, dense ones); the scores q.k^T of an unfused graph read the strided
-/// keys too; `peek` returns the key cache's prefix itself.
+/// keys too; `peek` returns the key cache's prefix itself. `prefill` creates the caches
+/// (B from its input) and writes a block of N positions from 0 in one run; `alloc`
+/// creates a cache with B from a value input alone; `pair` appends a static block of
+/// two positions at P.
 const char *kDecoder = R"mlir(
 func @start(%m: tensor<?x2x3x4xf32> {kiln.name = "memory", kiln.dims = ["B", "", "", ""]}) {
   kiln.state_alloc "k_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
@@ -74,6 +77,33 @@ func @peek(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", "
     -> (tensor<?x2x?x4xf32> {kiln.name = "keys"}) {
   %ks = kiln.kv_append "k_cache", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
       : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %ks : tensor<?x2x?x4xf32>
+}
+func @prefill(%x: tensor<?x2x?x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "N", ""]})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}) {
+  %wk = kiln.parameter "wk" : tensor<4x4xf32>
+  %bk = kiln.parameter "bk" : tensor<4xf32>
+  %k = kiln.linear %x, %wk, %bk
+      : (tensor<?x2x?x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.state_alloc "k_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.state_alloc "v_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  %ks = kiln.kv_append "k_cache", %k {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %vs = kiln.kv_append "v_cache", %x {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %y = kiln.attention %x, %ks, %vs {scale = 0.5 : f32}
+      : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %y : tensor<?x2x?x4xf32>
+}
+func @alloc(%b: tensor<i32> {kiln.name = "batch", kiln.value_dim = "B", kiln.bounds = ["1", "8"]}) {
+  kiln.state_alloc "k_cache" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.return
+}
+func @pair(%x: tensor<?x2x2x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P", kiln.bounds = ["0", "7"]})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "keys"}) {
+  %ks = kiln.kv_append "k_cache", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x2x4xf32>) -> tensor<?x2x?x4xf32>
   kiln.return %ks : tensor<?x2x?x4xf32>
 }
 )mlir";
@@ -265,6 +295,88 @@ TEST_F(DecoderStates, StepsMatchTheReference) {
     for (int64_t p = 6; p < 8; ++p)
       for (int64_t d = 0; d < 4; ++d)
         EXPECT_EQ(data[(row * 8 + p) * 4 + d], 0.0f);
+}
+
+TEST_F(DecoderStates, PrefillWritesABlockThenStepsContinue) {
+  for (int64_t batch : {1, 3}) {
+    for (int32_t prompt : {1, 5, 8}) {
+      SCOPED_TRACE("B = " + std::to_string(batch) + ", N = " + std::to_string(prompt));
+      runBoth("prefill", {{"x", randomFloats({batch, 2, prompt, 4}, random)}});
+      expectState("k_cache");
+      expectState("v_cache");
+      // The memory the steps attend to; kept out of the prefill on purpose.
+      runBoth("start", {{"memory", randomFloats({batch, 2, 3, 4}, random)}});
+      runBoth("prefill", {{"x", randomFloats({batch, 2, prompt, 4}, random)}});
+      for (int32_t position = prompt; position < std::min(prompt + 2, 8); ++position)
+        runBoth("step", stepInputs(batch, position));
+      expectState("k_cache");
+      expectState("v_cache");
+    }
+  }
+}
+
+TEST_F(DecoderStates, BlockAppendsAtAPosition) {
+  runBoth("start", {{"memory", randomFloats({2, 2, 3, 4}, random)}});
+  for (int32_t position : {0, 2, 3, 5})
+    runBoth("pair", {{"x", randomFloats({2, 2, 2, 4}, random)},
+                     {"step", HostTensor::ints({}, {position})}});
+  expectState("k_cache");
+}
+
+TEST_F(DecoderStates, AValueInputAloneSizesANewCache) {
+  runBoth("alloc", {{"batch", HostTensor::ints({}, {3})}});
+  expectState("k_cache");
+  kiln_tensor cache;
+  ASSERT_TRUE(expectOk(kiln_session_get_state(session, "k_cache", &cache), "get state"));
+  EXPECT_EQ(shapeString(std::vector<int64_t>(cache.shape, cache.shape + cache.rank)),
+            "[3, 2, 8, 4]");
+  runBoth("pair", {{"x", randomFloats({3, 2, 2, 4}, random)},
+                   {"step", HostTensor::ints({}, {0})}});
+  expectState("k_cache");
+}
+
+/// Expects running `entry` on `inputs` to fail with `code` and a message holding `text`.
+void expectRunError(kiln_session *session, const char *entry,
+                    const reference::TensorMap &inputs, kiln_status_code code,
+                    const std::string &text) {
+  std::vector<kiln_tensor> runtimeInputs;
+  for (const auto &[name, t] : inputs)
+    runtimeInputs.push_back(
+        {name.c_str(), t.isInt ? KILN_DTYPE_I32 : KILN_DTYPE_F32,
+         static_cast<int32_t>(t.shape.size()), t.shape.data(),
+         t.isInt ? static_cast<const void *>(t.i32.data()) : t.f32.data()});
+  kiln_status *status =
+      kiln_session_run(session, entry, runtimeInputs.data(), runtimeInputs.size());
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(kiln_status_get_code(status), code);
+  EXPECT_NE(std::string(kiln_status_get_message(status)).find(text), std::string::npos)
+      << kiln_status_get_message(status);
+  kiln_status_free(status);
+}
+
+TEST_F(DecoderStates, WritingPastTheCapacityNamesStatePositionsAndCapacity) {
+  expectRunError(session, "prefill", {{"x", randomFloats({1, 2, 9, 4}, random)}},
+                 KILN_STATUS_INVALID_ARGUMENT,
+                 "entry 'prefill': writing 9 positions from position 0 into state "
+                 "'k_cache' (P = 0, N = 9) needs P + N <= its capacity 8 along dim 2");
+  runBoth("prefill", {{"x", randomFloats({1, 2, 6, 4}, random)}});
+  runBoth("pair", {{"x", randomFloats({1, 2, 2, 4}, random)},
+                   {"step", HostTensor::ints({}, {6})}});
+  // P = 7 passes the input's bounds [0, 7]; P + 2 does not fit.
+  expectRunError(
+      session, "pair",
+      {{"x", randomFloats({1, 2, 2, 4}, random)}, {"step", HostTensor::ints({}, {7})}},
+      KILN_STATUS_INVALID_ARGUMENT,
+      "entry 'pair': writing 2 positions from position 7 into state 'k_cache' "
+      "(P = 7, N = 2) needs P + N <= its capacity 8 along dim 2");
+}
+
+TEST_F(DecoderStates, ASkippedPositionAfterAPrefillIsAnError) {
+  runBoth("start", {{"memory", randomFloats({1, 2, 3, 4}, random)}});
+  runBoth("prefill", {{"x", randomFloats({1, 2, 3, 4}, random)}});
+  expectRunError(session, "step", stepInputs(1, 4), KILN_STATUS_INVALID_ARGUMENT,
+                 "state 'k_cache' has 3 positions written along dim 2 (0 to 2); writing "
+                 "position 4 would leave position 3 unwritten");
 }
 
 TEST_F(DecoderStates, ReturnedPrefixIsACopy) {

@@ -1,10 +1,10 @@
 //===- LowerState.cpp - Copies into and out of session states -------------===//
 //
-// state_write copies a tensor into a state; kv_append copies one position into a
+// state_write copies a tensor into a state; kv_append copies N positions into a
 // key/value cache through a strided view of it (docs/manifest.md: the plan hands the
-// kernel position P of the cache as its output buffer); and an entry that returns a
-// kv_append result gets it copied out into a dense buffer. The three are one copy
-// kernel that differs in which side is strided.
+// kernel positions [P, P + N) of the cache as its output buffer); and an entry that
+// returns a kv_append result gets it copied out into a dense buffer. The three are one
+// copy kernel that differs in which side is strided.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +40,7 @@ void kiln::halide_backend::populateStateLowerings(LoweringTable &table) {
   // business (they choose the buffer), not the kernel's.
   table.add<StateWriteOp>(
       [](StateWriteOp op) { return lowerCopy(op.value(), llvm::None); });
-  // The output is position P of the cache: the value's shape (1 along the axis), with
+  // The output is positions [P, P + N) of the cache: the value's shape, with
   // the cache's strides, which only the runtime knows outside the axis (they count the
   // capacity of the cache, and it may have dynamic dimensions).
   table.add<KvAppendOp>(

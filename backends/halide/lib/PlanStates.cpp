@@ -4,13 +4,15 @@
 // (docs/manifest.md, "States, value dimensions and strided views"). An entry has one
 // buffer per state it touches; the run creates the state when the first op that touches
 // it in the entry creates it, and otherwise takes it from an earlier run. kv_append
-// writes its value through a strided view of the cache at position P and reads the
-// first P + 1 positions through another: a decoding step copies one position, not the
-// whole cache.
+// writes its value (N positions) through a strided view of the cache at position P and
+// reads the first P + N positions through another: a decoding step copies one position,
+// a prefill the prompt's, never the whole cache.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Planner.h"
+
+#include "kiln/ir/DimExpr.h"
 
 using namespace mlir;
 
@@ -101,8 +103,10 @@ FailureOr<int> Planner::stateBuffer(EntryPlan &entry, Operation *op, llvm::Strin
 }
 
 LogicalResult Planner::planKvAppend(EntryPlan &entry, KvAppendOp op) {
-  // The verifier and inferSymbolicShapes made the position a name the entry binds.
-  llvm::StringRef position = op.position();
+  // The verifier and inferSymbolicShapes made the position a static start or a name
+  // the entry binds.
+  llvm::Optional<int64_t> start = dimInteger(op.position());
+  SymDim position = start ? SymDim::fixed(*start) : SymDim::named(op.position().str());
   const SymShape &value = shapes_.lookup(op.value());
   int64_t axis = op.axis();
   SymShape cache = value;
@@ -112,20 +116,20 @@ LogicalResult Planner::planKvAppend(EntryPlan &entry, KvAppendOp op) {
     return failure();
   SymShape strides = denseStrides(cache);
 
-  // Position P of the cache, which the step's copy writes.
+  // Positions [P, P + N) of the cache, which the step's copy writes.
   BufferPlan target;
   target.kind = BufferPlan::Kind::View;
   target.index = *state;
   target.dtype = entry.buffers[*state].dtype;
   target.shape = value;
-  target.offset = multiplyDims(SymDim::named(position.str()), strides[axis]);
+  target.offset = multiplyDims(position, strides[axis]);
   target.strides = strides;
   FailureOr<int> targetIndex = pushBuffer(entry, op, std::move(target));
   if (failed(targetIndex))
     return failure();
   pushStep(entry, op, kernelIndex(op), {buffers_.lookup(op.value()), *targetIndex});
 
-  // Positions 0 ... P, which the ops after it read in place.
+  // Positions 0 ... P + N - 1, which the ops after it read in place.
   BufferPlan prefix;
   prefix.kind = BufferPlan::Kind::View;
   prefix.index = *state;

@@ -129,10 +129,10 @@ llvm::Expected<HostTensor> attention(const HostTensor &query, const HostTensor &
                                      const AttentionAttributes &attributes);
 
 // States.cpp
-/// kv_append: writes `value` (size 1 along `axis`) into `cache` at index `position`
-/// along `axis`, in place, and returns the cache's first position + 1 entries along it.
-/// `cache` must have the value's shape with `capacity` at `axis`, and position must lie
-/// in [0, capacity).
+/// kv_append: writes `value` (N >= 1 positions along `axis`) into `cache` at indices
+/// [position, position + N) along `axis`, in place, and returns the cache's first
+/// position + N entries along it. `cache` must have the value's shape with `capacity` at
+/// `axis`, and position + N may not exceed the capacity.
 llvm::Expected<HostTensor> kvAppend(HostTensor &cache, const HostTensor &value,
                                     int64_t axis, int64_t capacity, int64_t position);
 

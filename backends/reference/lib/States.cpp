@@ -8,6 +8,8 @@
 
 #include "Evaluation.h"
 
+#include "kiln/ir/DimExpr.h"
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::reference;
@@ -26,17 +28,20 @@ llvm::Expected<HostTensor> kiln::reference::kvAppend(HostTensor &cache,
                      " but a value " + shapeToString(value.shape) + " with capacity " +
                      std::to_string(capacity) + " along axis " + std::to_string(axis) +
                      " needs " + shapeToString(expected));
-  if (position < 0 || position >= capacity)
-    return makeError("position " + std::to_string(position) +
-                     " is outside the cache's capacity [0, " + std::to_string(capacity) +
-                     ")");
+  int64_t count = valueLines->length;
+  if (position < 0 || count < 1 || position + count > capacity)
+    return makeError("writing " + std::to_string(count) + " position" +
+                     (count == 1 ? "" : "s") + " from position " +
+                     std::to_string(position) + " (P = " + std::to_string(position) +
+                     ", N = " + std::to_string(count) + ") does not fit the capacity " +
+                     std::to_string(capacity));
   AxisLines lines = *valueLines;
   lines.length = capacity;
-  // The value's lines along the axis have length 1: line (o, i) is its element o*inner+i.
   for (int64_t o = 0; o < lines.outer; ++o)
-    for (int64_t i = 0; i < lines.inner; ++i)
-      cache.f32[lines.at(o, i, position)] = value.f32[o * lines.inner + i];
-  return slice(cache, axis, 0, position + 1);
+    for (int64_t t = 0; t < count; ++t)
+      for (int64_t i = 0; i < lines.inner; ++i)
+        cache.f32[lines.at(o, i, position + t)] = value.f32[valueLines->at(o, i, t)];
+  return slice(cache, axis, 0, position + count);
 }
 
 llvm::Error Evaluation::evaluateStateOp(Operation *op, const std::string &where) {
@@ -107,15 +112,19 @@ llvm::Error Evaluation::checkAndApplyStateOp(Operation *op, const std::string &w
   auto value = values.find(append.value());
   if (value == values.end())
     return makeError(where + " uses a value defined outside the entry's body");
-  auto position = dimSizes.find(append.position().str());
-  if (position == dimSizes.end())
-    return makeError(where + ": position '" + append.position() +
-                     "' is not bound by the entry");
+  llvm::Optional<int64_t> position = dimInteger(append.position());
+  if (!position) {
+    auto bound = dimSizes.find(append.position().str());
+    if (bound == dimSizes.end())
+      return makeError(where + ": position '" + append.position() +
+                       "' is not bound by the entry");
+    position = bound->second.first;
+  }
   // kvAppend checks before it writes; the copy is for a later op's failure.
   saveForUndo(name);
   llvm::Expected<HostTensor> prefix =
       kvAppend(state->second, value->second, static_cast<int64_t>(append.axis()),
-               static_cast<int64_t>(append.capacity()), position->second.first);
+               static_cast<int64_t>(append.capacity()), *position);
   if (!prefix)
     return makeError(where + ": " + what + ": " + llvm::toString(prefix.takeError()));
   if (llvm::Error e = checkAgainstType(*prefix, append.getType(), where + " result"))

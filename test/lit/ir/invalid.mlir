@@ -848,17 +848,25 @@ func @kv_append_axis_negative(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x1x8xf32> {
 
 // -----
 
-func @kv_append_two_positions(%v: tensor<?x4x2x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'kiln.kv_append' op kv_append appends one position: dimension 2 of the value [?, 4, 2, 8] must be 1}}
-  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x2x8xf32>) -> tensor<?x4x?x8xf32>
+func @kv_append_past_capacity(%v: tensor<?x4x17x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append writes 17 positions (dimension 2 of the value [?, 4, 17, 8]) from position P, but it needs 1 or more and the cache holds 16}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x17x8xf32>) -> tensor<?x4x?x8xf32>
   kiln.return %k : tensor<?x4x?x8xf32>
 }
 
 // -----
 
-func @kv_append_dynamic_positions(%v: tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'kiln.kv_append' op kv_append appends one position: dimension 2 of the value [?, 4, ?, 8] must be 1}}
-  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x?x8xf32>) -> tensor<?x4x?x8xf32>
+func @kv_append_static_start_past_capacity(%v: tensor<?x4x4x8xf32>) -> tensor<?x4x17x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append writes 4 positions (dimension 2 of the value [?, 4, 4, 8]) from position 13, but it needs 1 or more and the cache holds 16}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "13"} : (tensor<?x4x4x8xf32>) -> tensor<?x4x17x8xf32>
+  kiln.return %k : tensor<?x4x17x8xf32>
+}
+
+// -----
+
+func @kv_append_no_positions(%v: tensor<?x4x0x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append writes 0 positions (dimension 2 of the value [?, 4, 0, 8]) from position P, but it needs 1 or more and the cache holds 16}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P"} : (tensor<?x4x0x8xf32>) -> tensor<?x4x?x8xf32>
   kiln.return %k : tensor<?x4x?x8xf32>
 }
 
@@ -873,7 +881,7 @@ func @kv_append_capacity_0(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
 // -----
 
 func @kv_append_position_empty(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got ""}}
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim) or be a non-negative integer, got ""}}
   %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = ""} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
   kiln.return %k : tensor<?x4x?x8xf32>
 }
@@ -881,16 +889,16 @@ func @kv_append_position_empty(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
 // -----
 
 func @kv_append_position_expression(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got "P-1"}}
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim) or be a non-negative integer, got "P-1"}}
   %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "P-1"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
   kiln.return %k : tensor<?x4x?x8xf32>
 }
 
 // -----
 
-func @kv_append_position_integer(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
-  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim), got "3"}}
-  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "3"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
+func @kv_append_position_negative(%v: tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32> {
+  // expected-error @+1 {{'kiln.kv_append' op kv_append position must name an entry dimension (an input's kiln.value_dim) or be a non-negative integer, got "-3"}}
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 16 : i64, position = "-3"} : (tensor<?x4x1x8xf32>) -> tensor<?x4x?x8xf32>
   kiln.return %k : tensor<?x4x?x8xf32>
 }
 

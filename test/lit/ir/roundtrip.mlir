@@ -229,6 +229,30 @@ func @decode_step(%ids: tensor<?x1xi32> {kiln.name = "tgt_ids", kiln.dims = ["B"
   kiln.return %ks : tensor<?x?x4x32xf32>
 }
 
+// A prefill writes a block of N positions from the static start 0; a step may append a
+// block at P too.
+// CHECK-LABEL: func @prefill_block
+// CHECK-NEXT: kiln.state_alloc "c" {dims = ["B", "", "", ""]} : tensor<?x4x64x32xf32>
+// CHECK-NEXT: %[[K:.+]] = kiln.kv_append "c", %{{.+}} {axis = 2 : i64, capacity = 64 : i64, position = "0"} : (tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+// CHECK-NEXT: kiln.return %[[K]] : tensor<?x4x?x32xf32>
+func @prefill_block(%v: tensor<?x4x?x32xf32> {kiln.name = "v", kiln.dims = ["B", "", "N", ""]})
+    -> tensor<?x4x?x32xf32> {
+  kiln.state_alloc "c" {dims = ["B", "", "", ""]} : tensor<?x4x64x32xf32>
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 64 : i64, position = "0"}
+      : (tensor<?x4x?x32xf32>) -> tensor<?x4x?x32xf32>
+  kiln.return %k : tensor<?x4x?x32xf32>
+}
+
+// CHECK-LABEL: func @append_block
+// CHECK: kiln.kv_append "c", %{{.+}} {axis = 2 : i64, capacity = 64 : i64, position = "P"} : (tensor<?x4x3x32xf32>) -> tensor<?x4x?x32xf32>
+func @append_block(%v: tensor<?x4x3x32xf32> {kiln.name = "v", kiln.dims = ["B", "", "", ""]},
+                   %step: tensor<i32> {kiln.name = "step", kiln.dims = [], kiln.value_dim = "P", kiln.bounds = ["0", "61"]})
+    -> tensor<?x4x?x32xf32> {
+  %k = kiln.kv_append "c", %v {axis = 2 : i64, capacity = 64 : i64, position = "P"}
+      : (tensor<?x4x3x32xf32>) -> tensor<?x4x?x32xf32>
+  kiln.return %k : tensor<?x4x?x32xf32>
+}
+
 // Static states need no names; the generic form prints as the custom one.
 // CHECK-LABEL: func @static_states
 // CHECK-NEXT: kiln.state_alloc "s" {dims = ["", ""]} : tensor<2x3xf32>

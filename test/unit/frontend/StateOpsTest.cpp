@@ -177,10 +177,11 @@ TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
        4,
        16,
        "kv_append axis 4 is out of range for a value of rank 4"},
-      {{dyn("B"), 4, 2, 8},
+      {{dyn("B"), 4, 17, 8},
        2,
        16,
-       "kv_append appends one position: dimension 2 of the value [B, 4, 2, 8] must be 1"},
+       "kv_append writes 17 positions (dimension 2 of the value [B, 4, 17, 8]) from "
+       "position P, but it needs 1 or more and the cache holds 16"},
       {{dyn("B"), 4, 1, 8}, 2, 0, "kv_append capacity must be positive, got 0"},
   };
   for (const Case &c : cases) {
@@ -196,18 +197,35 @@ TEST(FrontendStates, KvAppendShapeErrorsPointAtTheCall) {
   }
 }
 
-TEST(FrontendStates, KvAppendNeedsANamedBoundPosition) {
-  {
-    ModelBuilder m("bad");
-    Entry e = m.entry("f");
-    e.stateAlloc("c", {dyn("B"), 4, 16, 8});
-    Tensor x = e.input("x", DType::F32, {dyn("B"), 4, 1, 8});
-    unsigned line = __LINE__ + 1;
-    kvAppend("c", x, 2, 3, 16);
-    expectOneErrorAt(m.finish(), line,
-                     "kv_append needs a named position, as dyn(\"P\") bound by an "
-                     "Entry::valueInput, got the static size 3");
-  }
+TEST(FrontendStates, KvAppendAtAStaticStartWritesABlock) {
+  ModelBuilder m("prefill");
+  Entry e = m.entry("prefill");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), 4, dyn("N"), 8});
+  e.stateAlloc("c", {dyn("B"), 4, 16, 8});
+  Tensor k = kvAppend("c", x, 2, 0, 16);
+  ASSERT_TRUE(k.valid());
+  EXPECT_EQ(toString(k.shape()), "[B, 4, N, 8]");
+  Tensor three = kvAppend("c", x, 2, 3, 16);
+  EXPECT_EQ(toString(three.shape()), "[B, 4, 3+N, 8]");
+  e.output("k", k);
+  e.output("three", three);
+  // No value input: B and N come from x.
+  Model model = m.finish();
+  ASSERT_TRUE(model.ok()) << model.errors()[0].str();
+  EXPECT_TRUE(contains(printed(model), "position = \"0\"}"));
+}
+
+TEST(FrontendStates, AnEntryMayCreateStatesSizedByAValueInputAlone) {
+  ModelBuilder m("dec");
+  Entry reset = m.entry("reset");
+  reset.valueInput("batch", dyn("B"), {1, 64});
+  reset.stateAlloc("c", {dyn("B"), 4, 16, 8});
+  Model model = m.finish();
+  ASSERT_TRUE(model.ok()) << model.errors()[0].str();
+  EXPECT_TRUE(contains(printed(model), "kiln.value_dim = \"B\""));
+}
+
+TEST(FrontendStates, KvAppendNeedsABoundPosition) {
   {
     ModelBuilder m("bad");
     Entry e = m.entry("f");

@@ -216,6 +216,56 @@ func @step(%x: tensor<?x?x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "H", "", 
             R"({"dtype":"i32","name":"step","shape":[],"value_dim":"T"})");
 }
 
+TEST_F(PlanStates, APrefillWritesABlockFromZeroAndReadsItInPlace) {
+  ASSERT_TRUE(plan(R"mlir(
+func @prefill(%x: tensor<?x2x?x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "N", ""]})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}) {
+  kiln.state_alloc "c" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.relu %c : tensor<?x2x?x4xf32>
+  kiln.return %r : tensor<?x2x?x4xf32>
+}
+)mlir"))
+      << errors;
+  const Object &prefill = entry("prefill");
+  EXPECT_EQ(
+      str(&buffer(prefill, 1)),
+      R"({"create":true,"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":0})");
+  // Positions [0, N): no offset; the prefix [0, 0 + N) is the same block.
+  EXPECT_EQ(str(&buffer(prefill, 2)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,"N",4],)"
+            R"("strides":[64,32,4,1],"view_of":1})");
+  EXPECT_EQ(str(&buffer(prefill, 3)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,"N",4],)"
+            R"("strides":[64,32,4,1],"view_of":1})");
+}
+
+TEST_F(PlanStates, ABlockAtPHasAnOffsetOfPPositions) {
+  ASSERT_TRUE(plan(R"mlir(
+func @step(%x: tensor<?x2x3x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
+           %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P", kiln.bounds = ["0", "5"]})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}) {
+  %c = kiln.kv_append "c", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x3x4xf32>) -> tensor<?x2x?x4xf32>
+  %r = kiln.relu %c : tensor<?x2x?x4xf32>
+  kiln.return %r : tensor<?x2x?x4xf32>
+}
+func @start(%x: tensor<?x2x3x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]}) {
+  kiln.state_alloc "c" {dims = ["B", "", "", ""]} : tensor<?x2x8x4xf32>
+  kiln.return
+}
+)mlir"))
+      << errors;
+  const Object &step = entry("step");
+  EXPECT_EQ(str(&buffer(step, 2)), R"({"dtype":"f32","kind":"view","offset":"P*4",)"
+                                   R"("shape":["B",2,3,4],"strides":[64,32,4,1],)"
+                                   R"("view_of":1})");
+  EXPECT_EQ(str(&buffer(step, 3)),
+            R"({"dtype":"f32","kind":"view","shape":["B",2,"P+3",4],)"
+            R"("strides":[64,32,4,1],"view_of":1})");
+}
+
 TEST_F(PlanStates, ReadStateIsTheStateBufferAndValueDimReadAsDataKeepsItsBuffer) {
   ASSERT_TRUE(plan(R"mlir(
 func @step(%p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})

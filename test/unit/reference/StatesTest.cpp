@@ -38,6 +38,20 @@ protected:
             : (tensor<?x1x2xf32>) -> tensor<?x?x2xf32>
         kiln.return %c : tensor<?x?x2xf32>
       }
+      func @prefill(%x: tensor<?x?x2xf32> {kiln.name = "x", kiln.dims = ["B", "N", ""]})
+          -> (tensor<?x?x2xf32> {kiln.name = "keys"}) {
+        kiln.state_alloc "cache" {dims = ["B", "", ""]} : tensor<?x4x2xf32>
+        %c = kiln.kv_append "cache", %x {axis = 1 : i64, capacity = 4 : i64, position = "0"}
+            : (tensor<?x?x2xf32>) -> tensor<?x?x2xf32>
+        kiln.return %c : tensor<?x?x2xf32>
+      }
+      func @pair(%x: tensor<?x2x2xf32> {kiln.name = "x", kiln.dims = ["B", "", ""]},
+                 %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
+          -> (tensor<?x?x2xf32> {kiln.name = "keys"}) {
+        %c = kiln.kv_append "cache", %x {axis = 1 : i64, capacity = 4 : i64, position = "P"}
+            : (tensor<?x2x2xf32>) -> tensor<?x?x2xf32>
+        kiln.return %c : tensor<?x?x2xf32>
+      }
       func @slice(%x: tensor<?x1x2xf32> {kiln.name = "x", kiln.dims = ["B", "", ""]},
                   %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})
           -> (tensor<?x3x2xf32> {kiln.name = "keys"}) {
@@ -94,6 +108,33 @@ TEST_F(ReferenceStates, AnEntryCanCreateAndAppendInOneRun) {
   EXPECT_EQ(out["keys"].f32, (std::vector<float>{0, 0, 0, 0, 0, 0, 1, 2}));
 }
 
+TEST_F(ReferenceStates, PrefillWritesABlockFromZeroAndABlockAppendsAtP) {
+  // Rows b of x [2, 2, 2] hold 1..4 and 5..8: positions 0 and 1 of each batch row.
+  llvm::Expected<TensorMap> prefilled = runWith(
+      "prefill", {{"x", HostTensor::floats({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8})}});
+  ASSERT_TRUE(bool(prefilled)) << llvm::toString(prefilled.takeError());
+  EXPECT_EQ((*prefilled)["keys"].shape, (std::vector<int64_t>{2, 2, 2}));
+  EXPECT_EQ((*prefilled)["keys"].f32, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  llvm::Expected<TensorMap> appended = runWith(
+      "pair", {{"x", HostTensor::floats({2, 2, 2}, {9, 10, 11, 12, 13, 14, 15, 16})},
+               {"step", HostTensor::ints({}, {2})}});
+  ASSERT_TRUE(bool(appended)) << llvm::toString(appended.takeError());
+  EXPECT_EQ((*appended)["keys"].shape, (std::vector<int64_t>{2, 4, 2}));
+  EXPECT_EQ((*appended)["keys"].f32,
+            (std::vector<float>{1, 2, 3, 4, 9, 10, 11, 12, 5, 6, 7, 8, 13, 14, 15, 16}));
+  StateMap before = states;
+  llvm::Expected<TensorMap> past =
+      runWith("pair", {{"x", HostTensor::floats({2, 2, 2}, randomFloats(8, 3))},
+                       {"step", HostTensor::ints({}, {3})}});
+  ASSERT_FALSE(bool(past));
+  std::string error = llvm::toString(past.takeError());
+  EXPECT_NE(error.find("state 'cache': writing 2 positions from position 3 (P = 3, N = "
+                       "2) does not fit the capacity 4"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(states["cache"].f32, before["cache"].f32);
+}
+
 TEST_F(ReferenceStates, MissingStateIsAnError) {
   llvm::Expected<TensorMap> result = runWith("step", stepInputs({1, 2}, 0));
   ASSERT_FALSE(bool(result));
@@ -109,7 +150,8 @@ TEST_F(ReferenceStates, PositionPastTheCapacityIsAnErrorThatChangesNoState) {
   ASSERT_FALSE(bool(result));
   std::string error = llvm::toString(result.takeError());
   EXPECT_NE(
-      error.find("state 'cache': position 4 is outside the cache's capacity [0, 4)"),
+      error.find("state 'cache': writing 1 position from position 4 (P = 4, N = 1) does "
+                 "not fit the capacity 4"),
       std::string::npos)
       << error;
   // The runtime checks every state before it changes one: even the cache that "alone"

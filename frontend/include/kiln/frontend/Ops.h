@@ -97,11 +97,12 @@ Tensor maskedFill(Operand input, Operand mask, float value,
 /// every decoding step.
 void stateWrite(const std::string &name, const Tensor &value,
                 SourceLoc loc = SourceLoc::current());
-/// Writes `value` (size 1 along `axis`, which is not 0: the batch) at index P of state
-/// `name`, a cache of `value`'s shape with `capacity` positions along `axis` (made by
-/// Entry::stateAlloc), in place; returns the cache's first P + 1 positions, every key or
-/// value up to this step. P is the dimension `position` names, bound by a
-/// Entry::valueInput whose bounds keep it in [0, capacity).
+/// Writes `value` (N >= 1 positions along `axis`, which is not 0: the batch; N static or
+/// dynamic) at indices [P, P + N) of state `name`, a cache of `value`'s shape with
+/// `capacity` positions along `axis` (made by Entry::stateAlloc), in place; returns the
+/// cache's first P + N positions, every key or value up to these. `position` is P: a
+/// dimension bound by an Entry::valueInput (a decoding step) or a static start such as
+/// Dim(0) (a prefill). The runtime rejects a run with P + N > capacity.
 Tensor kvAppend(const std::string &name, const Tensor &value, int64_t axis,
                 const Dim &position, int64_t capacity,
                 SourceLoc loc = SourceLoc::current());

@@ -31,6 +31,10 @@ llvm::Expected<std::vector<std::string>> dimExprNames(llvm::StringRef expr);
 /// a dynamic dimension ("B", "S") or an input's `kiln.value_dim` ("P").
 bool isDimName(llvm::StringRef text);
 
+/// The value of `text` when it is exactly a non-negative decimal integer of at most
+/// 2^31 - 1 (a kv_append's static start, "0"); None otherwise.
+llvm::Optional<int64_t> dimInteger(llvm::StringRef text);
+
 /// The value of `expr` with each name's value from `lookup` (None: the name is unknown,
 /// an error). Fails on syntax, unknown names, division by zero and int64 overflow, each
 /// with kiln/abi/DimExpr.h's message.

@@ -614,21 +614,26 @@ def Kiln_StateReadOp : Kiln_Op<"state_read", [MemoryEffects<[MemRead]>]> {
 
 def Kiln_KvAppendOp : Kiln_Op<"kv_append", [MemoryEffects<[MemRead, MemWrite]>,
     DeclareOpInterfaceMethods<Kiln_SymbolicShapeOpInterface>]> {
-  let summary = "writes one position into a key/value cache, in place, and reads the prefix";
+  let summary = "writes positions into a key/value cache, in place, and reads the prefix";
   let description = [{
-    State `name` is a cache of shape `value`'s shape with dimension `axis` (size 1 in
-    `value`) replaced by `capacity`. This writes `value` at index P of that dimension,
-    P being the entry dimension named by `position` (an input declares it with
-    `kiln.value_dim`: its value is the decoding step), and returns the cache's first
-    P + 1 positions along `axis`: every key or value up to and including this step.
-    Nothing is copied but `value`: the result is a view of the cache, so a decoding
-    step's cost grows with P, not P². The cache must exist (`kiln.state_alloc`) with
-    that shape, and P must lie in [0, capacity).
+    State `name` is a cache of shape `value`'s shape with dimension `axis` (N >= 1
+    positions in `value`, static or dynamic) replaced by `capacity`. This writes `value`
+    at indices [P, P + N) of that dimension and returns the cache's first P + N
+    positions along `axis`: every key or value up to and including these. P is
+    `position`: the entry dimension it names (an input declares it with
+    `kiln.value_dim`: its value is the decoding step) or a static integer ("0": a
+    prefill writes the prompt from the start). Nothing is copied but `value`: the result
+    is a view of the cache, so a decoding step's cost grows with P, not P². The cache
+    must exist (`kiln.state_alloc`) with that shape, and P + N may not exceed
+    `capacity` (the runtime rejects a run that would write past the cache).
 
     ```mlir
     %k = kiln.kv_append "decoder.layers.0.self_attn.k_cache", %k_new
         {axis = 2 : i64, capacity = 128 : i64, position = "P"}
         : (tensor<?x8x1x64xf32>) -> tensor<?x8x?x64xf32>
+    %k0 = kiln.kv_append "decoder.layers.0.self_attn.k_cache", %prompt_k
+        {axis = 2 : i64, capacity = 128 : i64, position = "0"}
+        : (tensor<?x8x?x64xf32>) -> tensor<?x8x?x64xf32>
     ```
   }];
   let arguments = (ins StrAttr:$name, Kiln_F32Tensor:$value, I64Attr:$axis,

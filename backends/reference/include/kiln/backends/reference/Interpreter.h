@@ -49,12 +49,12 @@ using StateMap = std::map<std::string, HostTensor>;
 /// An input with `kiln.value_dim` binds that dimension to its value. The state ops work
 /// on `states`, which persists across runs as a session's states do: state_alloc and
 /// state_write (re)create a state, state_read reads one that an earlier run created (its
-/// shape binds its `dims`), kv_append writes position P of a cache in place (the cache
-/// must exist with the value's shape and `capacity` along the axis, and P must lie in
-/// [0, capacity)). Failures change the states as the runtime's do: a run rejected by
-/// its inputs or by a state check (a missing state, a shape, a position) changes no
-/// state; one that fails later forgets (erases) every state the entry creates or
-/// writes, so that no later run reads a half-written cache. Without `states`, the run
+/// shape binds its `dims`), kv_append writes positions [P, P + N) of a cache in place
+/// (the cache must exist with the value's shape and `capacity` along the axis, and P + N
+/// may not exceed the capacity). Failures change the states as the runtime's do: a run
+/// rejected by its inputs or by a state check (a missing state, a shape, a position)
+/// changes no state; one that fails later forgets (erases) every state the entry creates
+/// or writes, so that no later run reads a half-written cache. Without `states`, the run
 /// has a fresh map of its own.
 llvm::Expected<TensorMap> run(mlir::ModuleOp module, llvm::StringRef entry,
                               const TensorMap &inputs, const TensorMap &parameters,
