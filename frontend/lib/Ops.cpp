@@ -174,6 +174,66 @@ Tensor kiln::dsl::relu(Operand input, SourceLoc loc) {
       });
 }
 
+//===----------------------------------------------------------------------===//
+// Elementwise math
+//===----------------------------------------------------------------------===//
+
+/// An elementwise function of one f32 tensor: the result has the input's shape.
+template <typename OpTy>
+static Tensor math(const char *name, const Tensor &x, SourceLoc loc) {
+  return buildOp(
+      name, {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<OpTy>(l, t, x.value()).getResult();
+      });
+}
+
+Tensor kiln::dsl::neg(Operand input, SourceLoc loc) {
+  return math<NegOp>("neg", input.tensor, loc);
+}
+
+Tensor kiln::dsl::exp(Operand input, SourceLoc loc) {
+  return math<ExpOp>("exp", input.tensor, loc);
+}
+
+Tensor kiln::dsl::log(Operand input, SourceLoc loc) {
+  return math<LogOp>("log", input.tensor, loc);
+}
+
+Tensor kiln::dsl::tanh(Operand input, SourceLoc loc) {
+  return math<TanhOp>("tanh", input.tensor, loc);
+}
+
+Tensor kiln::dsl::sigmoid(Operand input, SourceLoc loc) {
+  return math<SigmoidOp>("sigmoid", input.tensor, loc);
+}
+
+Tensor kiln::dsl::sqrt(Operand input, SourceLoc loc) {
+  return math<SqrtOp>("sqrt", input.tensor, loc);
+}
+
+Tensor kiln::dsl::rsqrt(Operand input, SourceLoc loc) {
+  return math<RsqrtOp>("rsqrt", input.tensor, loc);
+}
+
+Tensor kiln::dsl::pow(Operand input, float exponent, SourceLoc loc) {
+  const Tensor &x = input.tensor;
+  return buildOp(
+      "pow", {x}, loc, Signature::floats(1), [&] { return ShapeResult::ok(x.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob.create<PowOp>(l, t, x.value(), ob.getF32FloatAttr(exponent))
+            .getResult();
+      });
+}
+
+Tensor kiln::dsl::silu(Operand input, SourceLoc loc) {
+  return math<SiluOp>("silu", input.tensor, loc);
+}
+
+Tensor kiln::dsl::geluTanh(Operand input, SourceLoc loc) {
+  return math<GeluTanhOp>("gelu_tanh", input.tensor, loc);
+}
+
 Tensor kiln::dsl::softmax(Operand input, int64_t axis, SourceLoc loc) {
   const Tensor &x = input.tensor;
   int64_t normalised = normaliseAxis(axis, x.rank());
@@ -232,6 +292,7 @@ Tensor kiln::dsl::operator+(Operand lhs, const Tensor &rhs) {
 Tensor kiln::dsl::operator-(Operand lhs, const Tensor &rhs) {
   return sub(lhs, rhs, lhs.loc);
 }
+Tensor kiln::dsl::operator-(Operand input) { return neg(input, input.loc); }
 Tensor kiln::dsl::operator*(Operand lhs, const Tensor &rhs) {
   return mul(lhs, rhs, lhs.loc);
 }
@@ -370,6 +431,21 @@ Tensor kiln::dsl::sinusoid(Operand positions, int64_t dim, SourceLoc loc) {
       [&] { return shape_rules::sinusoid(p.shape(), dim); },
       [&](OpBuilder &ob, Location l, Type t) {
         return ob.create<SinusoidOp>(l, t, p.value()).getResult();
+      });
+}
+
+Tensor kiln::dsl::rotary(Operand x, Operand positions, float base, RotaryStyle style,
+                         SourceLoc loc) {
+  const Tensor &input = x.tensor, &p = positions.tensor;
+  return buildOp(
+      "rotary", {input, p}, loc, {{{"x", DType::F32}, {"positions", DType::I32}}},
+      [&] { return shape_rules::rotary(input.shape(), p.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        const char *styleName = style == RotaryStyle::Half ? "half" : "interleaved";
+        return ob
+            .create<RotaryOp>(l, t, input.value(), p.value(), ob.getF32FloatAttr(base),
+                              ob.getStringAttr(styleName))
+            .getResult();
       });
 }
 

@@ -189,6 +189,10 @@ ShapeResult SinusoidOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 
 Type SinusoidOp::inferElementType() { return Float32Type::get(getContext()); }
 
+ShapeResult RotaryOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::rotary(operands[0], operands[1]);
+}
+
 ShapeResult PaddingMaskOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::paddingMask(operands[0], operands[1], axis());
 }

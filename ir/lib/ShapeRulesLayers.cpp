@@ -146,6 +146,23 @@ ShapeResult shape_rules::sinusoid(llvm::ArrayRef<SymDim> positions, int64_t dim)
   return ShapeResult::ok(std::move(result));
 }
 
+ShapeResult shape_rules::rotary(llvm::ArrayRef<SymDim> input,
+                                llvm::ArrayRef<SymDim> positions) {
+  if (input.size() < 2)
+    return ShapeResult::failure("rotary input must be [..., T, D], got " +
+                                toString(input));
+  const SymDim &features = input.back(), &length = input[input.size() - 2];
+  if (!features.isStatic() || features.size <= 0 || features.size % 2 != 0)
+    return ShapeResult::failure("rotary feature size D must be static, positive and "
+                                "even (pairs of features rotate), got " +
+                                toString(input));
+  if (positions.size() != 1 || !dimsCompatible(positions[0], length))
+    return ShapeResult::failure("rotary positions must be [" + length.str() +
+                                "], one per row of the input " + toString(input) +
+                                ", got " + toString(positions));
+  return ShapeResult::ok(SymShape(input.begin(), input.end()));
+}
+
 ShapeResult shape_rules::paddingMask(llvm::ArrayRef<SymDim> lengths,
                                      llvm::ArrayRef<SymDim> like, int64_t axis) {
   if (lengths.size() != 1)

@@ -32,7 +32,9 @@ using namespace kiln;
 namespace {
 
 bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp, TanhOp,
+             GeluTanhOp, SiluOp, RsqrtOp, ExpOp, NegOp, LogOp, SigmoidOp, SqrtOp, PowOp>(
+      op);
 }
 
 /// Ops whose schedule a group can take, with elementwise ops after them.

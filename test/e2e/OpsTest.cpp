@@ -44,6 +44,38 @@ TEST(OpsTest, ScaleAndRelu) {
     EXPECT_EQ(h.check(dims), 3u);
 }
 
+TEST(OpsTest, ElementwiseMath) {
+  Harness h(modelLibrary("e2e_math"), buildMathModel);
+  ASSERT_TRUE(h.ok());
+  for (const Dims &dims :
+       {Dims{{"B", 1}, {"S", 1}, {"D", 1}}, Dims{{"B", 2}, {"S", 9}, {"D", 31}},
+        Dims{{"B", 3}, {"S", 4}, {"D", 64}}}) {
+    EXPECT_EQ(h.check(dims), 8u);
+    EXPECT_EQ(h.check(dims, "saturating"), 4u);
+  }
+}
+
+TEST(OpsTest, SaturatingMathFarOut) {
+  Harness h(modelLibrary("e2e_math"), buildMathModel);
+  ASSERT_TRUE(h.ok());
+  // |y| up to 100 before the model's scaling: tanh and sigmoid at +-1 and 0, silu and
+  // gelu_tanh at x or tiny negatives, never NaN from an overflowing intermediate.
+  auto edit = [](const std::string &, kiln::reference::HostTensor &t) {
+    for (float &v : t.f32)
+      v *= 100.0f;
+  };
+  EXPECT_EQ(h.check({{"B", 2}, {"S", 5}, {"D", 33}}, "saturating", edit), 4u);
+}
+
+TEST(OpsTest, RotaryAtArbitraryPositions) {
+  Harness h(modelLibrary("e2e_math"), buildMathModel);
+  ASSERT_TRUE(h.ok());
+  for (const Dims &dims :
+       {Dims{{"B", 1}, {"H", 1}, {"T", 1}}, Dims{{"B", 2}, {"H", 3}, {"T", 7}},
+        Dims{{"B", 1}, {"H", 4}, {"T", 40}}})
+    EXPECT_EQ(h.check(dims, "rotary"), 2u);
+}
+
 TEST(OpsTest, SoftmaxOnEveryAxis) {
   Harness h(modelLibrary("e2e_softmax"), buildSoftmaxModel);
   ASSERT_TRUE(h.ok());

@@ -1,7 +1,8 @@
-//===- LowerElementwise.cpp - add, mul, scale, relu and gelu as Halide ----===//
+//===- LowerElementwise.cpp - Elementwise ops as Halide -------------------===//
 //
-// Elementwise ops over NumPy-broadcast operands, all pointwise kernels, the exact (erf)
-// GELU, whose f32 evaluation is here, and kiln.constant.
+// Elementwise ops over NumPy-broadcast operands, all pointwise kernels: arithmetic, the
+// exact (erf) GELU and the math functions (exp, tanh, sigmoid, ...), whose f32
+// evaluations are here, and kiln.constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -106,6 +107,46 @@ Expr geluExact(Expr x) {
 }
 
 //===----------------------------------------------------------------------===//
+// Math functions
+//===----------------------------------------------------------------------===//
+
+// Halide compiles float arithmetic with fast-math flags that assume no infinities, so
+// the formulas below keep every intermediate finite for a finite x. exp, log and tanh
+// are Halide's, which call libm (correctly rounded to ~1 ulp); fast_exp and fast_log are
+// ~1e-5 relative off, too far from the interpreter.
+
+/// 1 / (1 + e^-x) from e^-|x|, which cannot overflow: e / (1 + e) for negative x, so
+/// that sigmoid(-100) is 3.7e-44, not 1 / inf.
+Expr sigmoid(const Expr &x) {
+  Expr e = Halide::exp(-Halide::abs(x));
+  Expr s = 1.0f / (1.0f + e);
+  return Halide::select(x < 0.0f, e * s, s);
+}
+
+/// 0.5 x (1 + tanh(u)) written as x sigmoid(2u): 1 + tanh(u) cancels for negative x
+/// (every digit by x = -5), the sigmoid does not. x is clamped to +-100 inside u only,
+/// where sigmoid(2u) is already 0 or 1, so that x^3 stays finite.
+Expr geluTanh(const Expr &x) {
+  Expr c = Halide::clamp(x, -100.0f, 100.0f);
+  Expr u = 0.7978845608f * (c + 0.044715f * c * c * c);
+  return x * sigmoid(2.0f * u);
+}
+
+/// x^exponent; the exponents models write become exact arithmetic (x^2 of a variance,
+/// x^-0.5 of a norm), the rest libm's powf.
+PointwiseFormula power(float exponent) {
+  if (exponent == 1.0f)
+    return [](const std::vector<Expr> &v) { return v[0]; };
+  if (exponent == 2.0f)
+    return [](const std::vector<Expr> &v) { return v[0] * v[0]; };
+  if (exponent == 0.5f)
+    return [](const std::vector<Expr> &v) { return Halide::sqrt(v[0]); };
+  if (exponent == -0.5f)
+    return [](const std::vector<Expr> &v) { return 1.0f / Halide::sqrt(v[0]); };
+  return [exponent](const std::vector<Expr> &v) { return Halide::pow(v[0], exponent); };
+}
+
+//===----------------------------------------------------------------------===//
 // Constants
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +223,18 @@ PointwiseFormula kiln::halide_backend::pointwiseFormula(Operation *op) {
       .Case<ReluOp>(
           [](ReluOp) { return [](Values v) { return Halide::max(v[0], 0.0f); }; })
       .Case<GeluOp>([](GeluOp) { return [](Values v) { return geluExact(v[0]); }; })
+      .Case<TanhOp>([](TanhOp) { return [](Values v) { return Halide::tanh(v[0]); }; })
+      .Case<GeluTanhOp>(
+          [](GeluTanhOp) { return [](Values v) { return geluTanh(v[0]); }; })
+      .Case<SiluOp>([](SiluOp) { return [](Values v) { return v[0] * sigmoid(v[0]); }; })
+      .Case<RsqrtOp>(
+          [](RsqrtOp) { return [](Values v) { return 1.0f / Halide::sqrt(v[0]); }; })
+      .Case<ExpOp>([](ExpOp) { return [](Values v) { return Halide::exp(v[0]); }; })
+      .Case<NegOp>([](NegOp) { return [](Values v) { return -v[0]; }; })
+      .Case<LogOp>([](LogOp) { return [](Values v) { return Halide::log(v[0]); }; })
+      .Case<SigmoidOp>([](SigmoidOp) { return [](Values v) { return sigmoid(v[0]); }; })
+      .Case<SqrtOp>([](SqrtOp) { return [](Values v) { return Halide::sqrt(v[0]); }; })
+      .Case<PowOp>([](PowOp op) { return power(op.exponent().convertToFloat()); })
       .Default([](Operation *) { return nullptr; });
 }
 
@@ -204,6 +257,18 @@ void kiln::halide_backend::populateElementwiseLowerings(LoweringTable &table) {
   });
   table.add<ReluOp>(unary);
   table.add<GeluOp>(unary);
+  table.add<TanhOp>(unary);
+  table.add<GeluTanhOp>(unary);
+  table.add<SiluOp>(unary);
+  table.add<RsqrtOp>(unary);
+  table.add<ExpOp>(unary);
+  table.add<NegOp>(unary);
+  table.add<LogOp>(unary);
+  table.add<SigmoidOp>(unary);
+  table.add<SqrtOp>(unary);
+  table.add<PowOp>(unary, [](PowOp op, llvm::raw_ostream &os) {
+    os << "{exponent=" << op.exponentAttr() << "}";
+  });
   table.add<ConstantOp>(lowerConstant, [](ConstantOp op, llvm::raw_ostream &os) {
     os << "{value=" << op.value() << "}";
   });

@@ -1,8 +1,8 @@
 //===- LowerEmbedding.cpp - Embeddings, positions and masks as Halide -----===//
 //
 // The inputs side of an encoder-decoder: rows of an embedding table, positions and
-// their sinusoidal encodings, and the masks (additive: 0 to keep, -inf to mask; or
-// boolean: 1 to mask, held as i32). Ops with a `like` operand read only its shape: its
+// their sinusoidal or rotary encodings, and the masks (additive: 0 to keep, -inf to mask;
+// or boolean: 1 to mask, held as i32). Ops with a `like` operand read only its shape: its
 // buffer is an argument of the kernel whose extent sizes the result. All of them are
 // pointwise kernels.
 //
@@ -96,6 +96,28 @@ Expr cosSeries(const Expr &r) {
   return f64(1) + sum;
 }
 
+/// An f64 angle x = r + k pi/2, reduced to r in [-pi/4, pi/4] and the quadrant k, so
+/// that sin and cos of x come from the Taylor series of r.
+struct ReducedAngle {
+  explicit ReducedAngle(const Expr &x) {
+    Expr k = Halide::round(x * f64(kTwoOverPi));
+    // strict_float: reassociated, the three subtractions would fold into one.
+    Expr r = Halide::strict_float(((x - k * f64(kHalfPi1)) - k * f64(kHalfPi2)) -
+                                  k * f64(kHalfPi3));
+    quadrant = Halide::cast<int>(k);
+    sinR = sinSeries(r);
+    cosR = cosSeries(r);
+  }
+
+  /// sin(x + n pi/2) = sin(r + (k + n) pi/2); the quadrant wraps mod 4.
+  Expr sinPlusQuarterTurns(const Expr &n) const {
+    Expr q = (quadrant + n) & 3;
+    return Halide::select(q == 0, sinR, q == 1, cosR, q == 2, -sinR, -cosR);
+  }
+
+  Expr quadrant, sinR, cosR;
+};
+
 /// PE(d, p) = sin(p w(d)) for even d, cos(p w(d)) for odd d, w(d) = 10000^-(2 floor(d/2)
 /// / D), to f32 rounding of the interpreter's double. In f32 the angle alone would be
 /// off by up to 1.2e-4 at p = 2048 (p w rounded to 24 bits; the tolerance is 1e-5), and
@@ -117,21 +139,60 @@ KernelAlgorithm lowerSinusoid(SinusoidOp op) {
   std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
   std::vector<Var> positionVars(vars.begin() + 1, vars.end());
   Var d = vars[0];
-  Expr angle = Halide::cast<double>(positions(positionVars)) * frequency(d);
-  Expr k = Halide::round(angle * f64(kTwoOverPi));
-  // strict_float: reassociated, the three subtractions would fold into one.
-  Expr r = Halide::strict_float(((angle - k * f64(kHalfPi1)) - k * f64(kHalfPi2)) -
-                                k * f64(kHalfPi3));
-  // sin(r + q pi/2) for sin, sin(r + (q + 1) pi/2) for cos; the quadrant wraps mod 4.
-  Expr quadrant = (Halide::cast<int>(k) + (d & 1)) & 3;
-  Expr s = sinSeries(r), c = cosSeries(r);
+  ReducedAngle angle(Halide::cast<double>(positions(positionVars)) * frequency(d));
   Func output("result");
-  output(vars) = Halide::cast<float>(
-      Halide::select(quadrant == 0, s, quadrant == 1, c, quadrant == 2, -s, -c));
+  // cos(x) = sin(x + pi/2): odd columns are a quarter turn ahead.
+  output(vars) = Halide::cast<float>(angle.sinPlusQuarterTurns(d & 1));
   std::vector<Expr> source = {features};
   for (size_t i = 0; i < positionVars.size(); ++i)
     source.push_back(positions.dim(static_cast<int>(i)).extent());
   return {{positions}, {finishPointwise(output, vars, extents, source)}};
+}
+
+/// result(d, t, ...) = x(d) cos(theta) - x(d') sin(theta) for the first feature d of a
+/// pair (d, d'), x(d) cos(theta) + x(d') sin(theta) for the second, theta = p(t) w(i)
+/// for pair i, w(i) = base^(-2i / D). cos and sin are a stage of their own over
+/// (i, t), computed once per kernel call ([D/2, T]) and read by every batch and head,
+/// in f64 as the sinusoid's (the angle in f32 would be 1e-4 off at p = 2048), then
+/// rounded to f32, as the rotation itself is done. The output is a pointwise kernel
+/// vectorised along d, whose partner reads x(d') are a permutation within the row.
+KernelAlgorithm lowerRotary(RotaryOp op) {
+  ImageParam input = makeInput(op.input(), "input"),
+             positions = makeInput(op.positions(), "positions");
+  Extents extents = extentsOf(tensorType(op.result()));
+  int features = static_cast<int>(extents[0]); // static, positive, even: the verifier
+  int half = features / 2;
+  double base = op.base().convertToDouble();
+  Halide::Buffer<double> frequency(half, "rotary_frequency");
+  for (int i = 0; i < half; ++i)
+    frequency(i) = std::pow(base, -2.0 * i / features);
+
+  Var i("i"), t("t");
+  Func trig("rotary_cos_sin");
+  ReducedAngle angle(Halide::cast<double>(positions(t)) * frequency(i));
+  trig(i, t) = {Halide::cast<float>(angle.sinPlusQuarterTurns(1)),
+                Halide::cast<float>(angle.sinPlusQuarterTurns(0))};
+  Extents trigExtents = {half, extents[1]};
+
+  std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
+  Var d = vars[0];
+  bool interleaved = op.style() == "interleaved";
+  Expr pair = interleaved ? d / 2 : d % half;
+  // Clamped only for bounds inference, which cannot bound d ^ 1.
+  Expr partner =
+      interleaved ? Halide::clamp(d ^ 1, 0, features - 1) : (d + half) % features;
+  Expr first = interleaved ? (d & 1) == 0 : d < half;
+  std::vector<Expr> at = asExprs(vars), partnerAt = asExprs(vars);
+  partnerAt[0] = partner;
+  Expr rotated = Halide::select(first, -input(partnerAt), input(partnerAt));
+  Func output("result");
+  output(vars) = input(at) * trig(pair, vars[1])[0] + rotated * trig(pair, vars[1])[1];
+  std::vector<Expr> source;
+  for (size_t dim = 0; dim < extents.size(); ++dim)
+    source.push_back(input.dim(static_cast<int>(dim)).extent());
+  return {{input, positions},
+          {PointwiseKernel{trig, {i, t}, trigExtents},
+           finishPointwise(output, vars, extents, source)}};
 }
 
 /// A mask's value where `masked` holds or not: for an f32 result 0 or -inf (as a bit
@@ -173,6 +234,9 @@ void kiln::halide_backend::populateEmbeddingLowerings(LoweringTable &table) {
   table.add<EmbeddingOp>(lowerEmbedding);
   table.add<RangeOp>(lowerRange, printAxis);
   table.add<SinusoidOp>(lowerSinusoid);
+  table.add<RotaryOp>(lowerRotary, [](RotaryOp op, llvm::raw_ostream &os) {
+    os << "{base=" << op.baseAttr() << ", style=" << op.style() << "}";
+  });
   table.add<PaddingMaskOp>(lowerPaddingMask, printAxis);
   table.add<CausalMaskOp>(lowerCausalMask, printAxis);
 }

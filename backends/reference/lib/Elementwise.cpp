@@ -67,3 +67,25 @@ HostTensor kiln::reference::gelu(const HostTensor &input) {
     x = static_cast<float>(0.5 * double(x) * std::erfc(-double(x) / std::sqrt(2.0)));
   return out;
 }
+
+HostTensor kiln::reference::unary(const HostTensor &input,
+                                  llvm::function_ref<double(double)> f) {
+  HostTensor out = input;
+  for (float &x : out.f32)
+    x = static_cast<float>(f(x));
+  return out;
+}
+
+double kiln::reference::sigmoid(double x) {
+  // e^-|x| never overflows; for x < 0, sigmoid(x) = e^x / (1 + e^x).
+  double e = std::exp(-std::abs(x));
+  return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+
+double kiln::reference::silu(double x) { return x * sigmoid(x); }
+
+double kiln::reference::geluTanh(double x) {
+  // 1 + tanh(u) = 2 sigmoid(2u), which does not cancel for very negative x.
+  double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+  return x * sigmoid(2.0 * u);
+}

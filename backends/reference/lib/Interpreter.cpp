@@ -15,6 +15,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::reference;
@@ -74,6 +76,30 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<LinearOp>(
           [&](LinearOp) -> Result { return linear(*args[0], *args[1], *args[2]); })
       .Case<GeluOp>([&](GeluOp) -> Result { return gelu(*args[0]); })
+      .Case<TanhOp>([&](TanhOp) -> Result {
+        return unary(*args[0], [](double x) { return std::tanh(x); });
+      })
+      .Case<GeluTanhOp>([&](GeluTanhOp) -> Result { return unary(*args[0], geluTanh); })
+      .Case<SiluOp>([&](SiluOp) -> Result { return unary(*args[0], silu); })
+      .Case<RsqrtOp>([&](RsqrtOp) -> Result {
+        return unary(*args[0], [](double x) { return 1.0 / std::sqrt(x); });
+      })
+      .Case<ExpOp>([&](ExpOp) -> Result {
+        return unary(*args[0], [](double x) { return std::exp(x); });
+      })
+      .Case<NegOp>(
+          [&](NegOp) -> Result { return unary(*args[0], [](double x) { return -x; }); })
+      .Case<LogOp>([&](LogOp) -> Result {
+        return unary(*args[0], [](double x) { return std::log(x); });
+      })
+      .Case<SigmoidOp>([&](SigmoidOp) -> Result { return unary(*args[0], sigmoid); })
+      .Case<SqrtOp>([&](SqrtOp) -> Result {
+        return unary(*args[0], [](double x) { return std::sqrt(x); });
+      })
+      .Case<PowOp>([&](PowOp p) -> Result {
+        double exponent = p.exponent().convertToFloat();
+        return unary(*args[0], [exponent](double x) { return std::pow(x, exponent); });
+      })
       .Case<LogSoftmaxOp>([&](LogSoftmaxOp l) -> Result {
         return logSoftmax(*args[0], static_cast<int64_t>(l.axis()));
       })
@@ -95,6 +121,10 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<SinusoidOp>([&](SinusoidOp s) -> Result {
         // The verifier made the last result dimension static, positive and even.
         return sinusoid(*args[0], s.getType().cast<RankedTensorType>().getShape().back());
+      })
+      .Case<RotaryOp>([&](RotaryOp r) -> Result {
+        return rotary(*args[0], *args[1], r.base().convertToFloat(),
+                      r.style() == "interleaved");
       })
       .Case<PaddingMaskOp>([&](PaddingMaskOp p) -> Result {
         return paddingMask(*args[0], *args[1], static_cast<int64_t>(p.axis()),

@@ -81,6 +81,16 @@ llvm::Expected<HostTensor> maskedFill(const HostTensor &input, const HostTensor 
 HostTensor scale(const HostTensor &input, float factor);
 HostTensor relu(const HostTensor &input);
 HostTensor gelu(const HostTensor &input);
+/// `f` of every element, evaluated in double and rounded to f32 once: the kernel of the
+/// elementwise math ops (exp, log, tanh, sigmoid, sqrt, rsqrt, pow, silu, gelu_tanh).
+HostTensor unary(const HostTensor &input, llvm::function_ref<double(double)> f);
+/// 1 / (1 + e^-x), with no overflow for any x.
+double sigmoid(double x);
+/// x sigmoid(x).
+double silu(double x);
+/// The tanh form of GELU, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))): GPT-2's
+/// gelu_new, PyTorch's gelu(approximate="tanh").
+double geluTanh(double x);
 
 // Matmul.cpp
 llvm::Expected<HostTensor> matmul(const HostTensor &lhs, const HostTensor &rhs,
@@ -109,6 +119,10 @@ llvm::Expected<HostTensor> concat(llvm::ArrayRef<const HostTensor *> inputs,
 llvm::Expected<HostTensor> embedding(const HostTensor &table, const HostTensor &ids);
 llvm::Expected<HostTensor> range(const HostTensor &like, int64_t axis);
 llvm::Expected<HostTensor> sinusoid(const HostTensor &positions, int64_t dim);
+/// Rotary position embedding (Rotary.cpp): input [..., T, D], pair i of row t rotated
+/// by positions[t] * base^(-2i/D); pairs (i, i + D/2), or (2i, 2i + 1) if `interleaved`.
+llvm::Expected<HostTensor> rotary(const HostTensor &input, const HostTensor &positions,
+                                  double base, bool interleaved);
 /// Additive (0 / -inf) masks, or boolean ones (1 = masked) when `boolean` is set.
 llvm::Expected<HostTensor> paddingMask(const HostTensor &lengths, const HostTensor &like,
                                        int64_t axis, bool boolean = false);

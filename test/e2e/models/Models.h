@@ -20,6 +20,9 @@ dsl::Model buildMatmulModel();
 dsl::Model buildElementwiseModel();
 /// scale, relu, and relu of a temporary.
 dsl::Model buildUnaryModel();
+/// The elementwise math ops (exp, log, tanh, sigmoid, sqrt, rsqrt, pow, silu,
+/// gelu_tanh, neg), alone and in kernel groups; rotary of both styles.
+dsl::Model buildMathModel();
 /// softmax on the last, a middle and the first axis.
 dsl::Model buildSoftmaxModel();
 /// layer_norm with a dynamic normalised dim and with weights.

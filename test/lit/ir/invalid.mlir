@@ -329,6 +329,38 @@ func @gelu_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+func @tanh_i32(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'kiln.tanh' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<4xi32>'}}
+  %0 = kiln.tanh %x : tensor<4xi32>
+  kiln.return %0 : tensor<4xi32>
+}
+
+// -----
+
+func @exp_result_shape(%x: tensor<4x3xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'kiln.exp' op requires the same type for all operands and results}}
+  %0 = "kiln.exp"(%x) : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  kiln.return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func @pow_without_exponent(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.pow' op requires attribute 'exponent'}}
+  %0 = kiln.pow %x : tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}
+
+// -----
+
+func @pow_integer_exponent(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.pow' op attribute 'exponent' failed to satisfy constraint: 32-bit float attribute}}
+  %0 = kiln.pow %x {exponent = 2 : i64} : tensor<4xf32>
+  kiln.return %0 : tensor<4xf32>
+}
+
+// -----
+
 func @log_softmax_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{'kiln.log_softmax' op log_softmax axis 2 is out of range for shape [2, 3]}}
   %0 = kiln.log_softmax %x {axis = 2 : i64} : tensor<2x3xf32>
@@ -517,6 +549,62 @@ func @sinusoid_float_positions(%p: tensor<?xf32>) -> tensor<?x8xf32> {
   // expected-error @+1 {{'kiln.sinusoid' op operand #0 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xf32>'}}
   %0 = kiln.sinusoid %p : (tensor<?xf32>) -> tensor<?x8xf32>
   kiln.return %0 : tensor<?x8xf32>
+}
+
+// -----
+
+func @rotary_odd_features(%q: tensor<?x?x7xf32>, %p: tensor<?xi32>) -> tensor<?x?x7xf32> {
+  // expected-error @+1 {{'kiln.rotary' op rotary feature size D must be static, positive and even (pairs of features rotate), got [?, ?, 7]}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<?x?x7xf32>, tensor<?xi32>) -> tensor<?x?x7xf32>
+  kiln.return %0 : tensor<?x?x7xf32>
+}
+
+// -----
+
+func @rotary_dynamic_features(%q: tensor<?x?x?xf32>, %p: tensor<?xi32>) -> tensor<?x?x?xf32> {
+  // expected-error @+1 {{'kiln.rotary' op rotary feature size D must be static, positive and even (pairs of features rotate), got [?, ?, ?]}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<?x?x?xf32>, tensor<?xi32>) -> tensor<?x?x?xf32>
+  kiln.return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+func @rotary_rank_1(%q: tensor<8xf32>, %p: tensor<8xi32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'kiln.rotary' op rotary input must be [..., T, D], got [8]}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<8xf32>, tensor<8xi32>) -> tensor<8xf32>
+  kiln.return %0 : tensor<8xf32>
+}
+
+// -----
+
+func @rotary_float_positions(%q: tensor<?x?x8xf32>, %p: tensor<?xf32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'kiln.rotary' op operand #1 must be ranked tensor of 32-bit signless integer values, but got 'tensor<?xf32>'}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<?x?x8xf32>, tensor<?xf32>) -> tensor<?x?x8xf32>
+  kiln.return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+func @rotary_positions_length(%q: tensor<2x5x8xf32>, %p: tensor<4xi32>) -> tensor<2x5x8xf32> {
+  // expected-error @+1 {{'kiln.rotary' op rotary positions must be [5], one per row of the input [2, 5, 8], got [4]}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<2x5x8xf32>, tensor<4xi32>) -> tensor<2x5x8xf32>
+  kiln.return %0 : tensor<2x5x8xf32>
+}
+
+// -----
+
+func @rotary_positions_rank(%q: tensor<?x?x8xf32>, %p: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'kiln.rotary' op rotary positions must be [?], one per row of the input [?, ?, 8], got [?, ?]}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "half"} : (tensor<?x?x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  kiln.return %0 : tensor<?x?x8xf32>
+}
+
+// -----
+
+func @rotary_style(%q: tensor<?x?x8xf32>, %p: tensor<?xi32>) -> tensor<?x?x8xf32> {
+  // expected-error @+1 {{'kiln.rotary' op attribute 'style' failed to satisfy constraint: "half" or "interleaved"}}
+  %0 = kiln.rotary %q, %p {base = 1.0e4 : f32, style = "neox"} : (tensor<?x?x8xf32>, tensor<?xi32>) -> tensor<?x?x8xf32>
+  kiln.return %0 : tensor<?x?x8xf32>
 }
 
 // -----

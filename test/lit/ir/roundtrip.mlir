@@ -133,6 +133,44 @@ func @layers_and_head(%x: tensor<?x?x512xf32>, %w: tensor<2048x512xf32>, %b: ten
   kiln.return %t : tensor<?x?xi32>
 }
 
+// CHECK-LABEL: func @elementwise_math
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x64xf32>)
+// CHECK: %[[V0:.+]] = kiln.neg %[[X]] : tensor<?x?x64xf32>
+// CHECK: %[[V1:.+]] = kiln.exp %[[V0]] : tensor<?x?x64xf32>
+// CHECK: %[[V2:.+]] = kiln.log %[[V1]] : tensor<?x?x64xf32>
+// CHECK: %[[V3:.+]] = kiln.tanh %[[V2]] : tensor<?x?x64xf32>
+// CHECK: %[[V4:.+]] = kiln.sigmoid %[[V3]] : tensor<?x?x64xf32>
+// CHECK: %[[V5:.+]] = kiln.sqrt %[[V4]] : tensor<?x?x64xf32>
+// CHECK: %[[V6:.+]] = kiln.rsqrt %[[V5]] : tensor<?x?x64xf32>
+// CHECK: %[[V7:.+]] = kiln.silu %[[V6]] : tensor<?x?x64xf32>
+// CHECK: %[[V8:.+]] = kiln.gelu_tanh %[[V7]] : tensor<?x?x64xf32>
+// CHECK: kiln.pow %[[V8]] {exponent = 3.000000e+00 : f32} : tensor<?x?x64xf32>
+func @elementwise_math(%x: tensor<?x?x64xf32>) -> tensor<?x?x64xf32> {
+  %v0 = kiln.neg %x : tensor<?x?x64xf32>
+  %v1 = kiln.exp %v0 : tensor<?x?x64xf32>
+  %v2 = kiln.log %v1 : tensor<?x?x64xf32>
+  %v3 = kiln.tanh %v2 : tensor<?x?x64xf32>
+  %v4 = kiln.sigmoid %v3 : tensor<?x?x64xf32>
+  %v5 = kiln.sqrt %v4 : tensor<?x?x64xf32>
+  %v6 = kiln.rsqrt %v5 : tensor<?x?x64xf32>
+  %v7 = kiln.silu %v6 : tensor<?x?x64xf32>
+  %v8 = kiln.gelu_tanh %v7 : tensor<?x?x64xf32>
+  %p = kiln.pow %v8 {exponent = 3.0 : f32} : tensor<?x?x64xf32>
+  kiln.return %p : tensor<?x?x64xf32>
+}
+
+// CHECK-LABEL: func @rotary
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x8x?x64xf32>, %[[P:.+]]: tensor<?xi32>)
+// CHECK: %[[H:.+]] = kiln.rotary %[[Q]], %[[P]] {base = 1.000000e+04 : f32, style = "half"} : (tensor<?x8x?x64xf32>, tensor<?xi32>) -> tensor<?x8x?x64xf32>
+// CHECK: kiln.rotary %[[H]], %[[P]] {base = 5.000000e+02 : f32, style = "interleaved"} : (tensor<?x8x?x64xf32>, tensor<?xi32>) -> tensor<?x8x?x64xf32>
+func @rotary(%q: tensor<?x8x?x64xf32>, %pos: tensor<?xi32>) -> tensor<?x8x?x64xf32> {
+  %h = kiln.rotary %q, %pos {base = 1.0e4 : f32, style = "half"}
+      : (tensor<?x8x?x64xf32>, tensor<?xi32>) -> tensor<?x8x?x64xf32>
+  %i = kiln.rotary %h, %pos {base = 500.0 : f32, style = "interleaved"}
+      : (tensor<?x8x?x64xf32>, tensor<?xi32>) -> tensor<?x8x?x64xf32>
+  kiln.return %i : tensor<?x8x?x64xf32>
+}
+
 // CHECK-LABEL: func @slice_and_concat
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[P:.+]]: tensor<?x?xi32>, %[[N:.+]]: tensor<?x1xi32>)
 // CHECK: %[[H:.+]] = kiln.slice %[[X]] {axis = 2 : i64, end = 128 : i64, start = 64 : i64} : (tensor<?x?x512xf32>) -> tensor<?x?x64xf32>

@@ -32,6 +32,26 @@ Tensor constant(ModelBuilder &m, std::vector<int64_t> shape, std::vector<float> 
                 SourceLoc loc = SourceLoc::current());
 Tensor scale(Operand input, float factor, SourceLoc loc = SourceLoc::current());
 Tensor relu(Operand input, SourceLoc loc = SourceLoc::current());
+
+// -- Elementwise math --
+
+Tensor neg(Operand input, SourceLoc loc = SourceLoc::current());
+Tensor exp(Operand input, SourceLoc loc = SourceLoc::current());
+/// Natural logarithm: -inf at 0, NaN below.
+Tensor log(Operand input, SourceLoc loc = SourceLoc::current());
+Tensor tanh(Operand input, SourceLoc loc = SourceLoc::current());
+/// 1 / (1 + e^-x).
+Tensor sigmoid(Operand input, SourceLoc loc = SourceLoc::current());
+Tensor sqrt(Operand input, SourceLoc loc = SourceLoc::current());
+/// 1 / sqrt(x).
+Tensor rsqrt(Operand input, SourceLoc loc = SourceLoc::current());
+/// x^exponent, elementwise, as PyTorch's pow with a float exponent.
+Tensor pow(Operand input, float exponent, SourceLoc loc = SourceLoc::current());
+/// x sigmoid(x) (SiLU, LLaMA's SwiGLU gate).
+Tensor silu(Operand input, SourceLoc loc = SourceLoc::current());
+/// GELU in its tanh form, 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))): GPT-2's
+/// gelu_new, PyTorch's gelu(approximate="tanh"). gelu() is the exact (erf) form.
+Tensor geluTanh(Operand input, SourceLoc loc = SourceLoc::current());
 /// Softmax along `axis`; negative counts from the end.
 Tensor softmax(Operand input, int64_t axis = -1, SourceLoc loc = SourceLoc::current());
 /// LayerNorm over the last dimension.
@@ -75,6 +95,15 @@ Tensor embedding(Operand table, Operand ids, SourceLoc loc = SourceLoc::current(
 Tensor positions(Operand like, int64_t axis, SourceLoc loc = SourceLoc::current());
 /// Sinusoidal encodings of i32 `positions` [...]: [..., dim]; `dim` must be even.
 Tensor sinusoid(Operand positions, int64_t dim, SourceLoc loc = SourceLoc::current());
+/// Which features rotary() rotates together: i and i + D/2 (LLaMA, GPT-NeoX) or 2i and
+/// 2i + 1 (GPT-J).
+enum class RotaryStyle { Half, Interleaved };
+/// Rotary position embedding of `x` [..., T, D] (D even; for heads [B, H, T, Dh]) with
+/// i32 `positions` [T], the position of each row: pair i of row t is rotated by the
+/// angle positions[t] * base^(-2i/D).
+Tensor rotary(Operand x, Operand positions, float base = 10000.f,
+              RotaryStyle style = RotaryStyle::Half,
+              SourceLoc loc = SourceLoc::current());
 /// [B, N] mask from i32 `lengths` [B]: key j of sequence b is masked from lengths[b]
 /// on; N = like.dim(axis).
 Tensor paddingMask(Operand lengths, Operand like, int64_t axis,
@@ -110,6 +139,7 @@ Tensor kvAppend(const std::string &name, const Tensor &value, int64_t axis,
 // Operators record the line of the expression through Operand's conversion.
 Tensor operator+(Operand lhs, const Tensor &rhs);
 Tensor operator-(Operand lhs, const Tensor &rhs);
+Tensor operator-(Operand input);
 Tensor operator*(Operand lhs, const Tensor &rhs);
 Tensor operator*(Operand lhs, float factor);
 Tensor operator/(Operand lhs, float divisor);

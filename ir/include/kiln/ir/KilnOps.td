@@ -214,6 +214,51 @@ def Kiln_GeluOp : Kiln_UnaryOp<"gelu"> {
   let assemblyFormat = "$input attr-dict `:` type($result)";
 }
 
+// An elementwise function of one f32 tensor is one `def` below. Its shape rule is this
+// class's (the operand's shape), so, as for Kiln_BinaryOp, a new one needs no C++ in
+// ir/; Kiln_UnaryOp declares the rule out of line, which would need one per op.
+class Kiln_MathOp<string mnemonic, string formula>
+    : Kiln_Op<mnemonic, [NoSideEffect, SameOperandsAndResultType,
+                         Kiln_SymbolicShapeOpInterface]> {
+  let summary = "elementwise " # formula;
+  let description = [{
+    ```mlir
+    %y = kiln.}] # mnemonic # [{ %x : tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let extraClassDeclaration = [{
+    ::kiln::ShapeResult inferSymbolicShape(::llvm::ArrayRef<::kiln::SymShape> operands) {
+      return ::kiln::ShapeResult::ok(operands[0]);
+    }
+  }];
+}
+
+def Kiln_TanhOp : Kiln_MathOp<"tanh", "tanh(x)">;
+def Kiln_GeluTanhOp : Kiln_MathOp<"gelu_tanh",
+    "GELU, tanh form: 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))">;
+def Kiln_SiluOp : Kiln_MathOp<"silu", "x * sigmoid(x)">;
+def Kiln_RsqrtOp : Kiln_MathOp<"rsqrt", "1 / sqrt(x)">;
+def Kiln_ExpOp : Kiln_MathOp<"exp", "e^x">;
+def Kiln_NegOp : Kiln_MathOp<"neg", "-x">;
+def Kiln_LogOp : Kiln_MathOp<"log", "natural logarithm">;
+def Kiln_SigmoidOp : Kiln_MathOp<"sigmoid", "1 / (1 + e^-x)">;
+def Kiln_SqrtOp : Kiln_MathOp<"sqrt", "square root">;
+
+def Kiln_PowOp : Kiln_MathOp<"pow", "x^exponent for a constant exponent"> {
+  let description = [{
+    As PyTorch's `pow(x, exponent)` with a float exponent: NaN for a negative x and a
+    non-integer exponent.
+
+    ```mlir
+    %y = kiln.pow %x {exponent = 3.0 : f32} : tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, F32Attr:$exponent);
+}
+
 def Kiln_SoftmaxOp : Kiln_UnaryOp<"softmax"> {
   let summary = "softmax along one axis";
   let description = [{
@@ -407,6 +452,32 @@ def Kiln_SinusoidOp : Kiln_ShapedOp<"sinusoid", [], ["inferElementType"]> {
   let arguments = (ins Kiln_IndexTensor:$positions);
   let results = (outs Kiln_F32Tensor:$result);
   let assemblyFormat = "$positions attr-dict `:` functional-type(operands, results)";
+}
+
+/// How kiln.rotary pairs the features it rotates.
+def Kiln_RotaryStyleAttr : StringBasedAttr<
+    And<[CPred<"$_self.isa<::mlir::StringAttr>()">,
+         Or<[CPred<"$_self.cast<::mlir::StringAttr>().getValue() == \"half\"">,
+             CPred<"$_self.cast<::mlir::StringAttr>().getValue() == \"interleaved\"">]>]>,
+    "\"half\" or \"interleaved\"">;
+
+def Kiln_RotaryOp : Kiln_ShapedOp<"rotary"> {
+  let summary = "rotary position embedding (RoPE) of the last dimension";
+  let description = [{
+    For input [..., T, D] (D static and even) and i32 positions [T], rotates pair i of
+    row t (0 <= i < D/2) by the angle `positions[t] * base^(-2i/D)`:
+    `(a, b) -> (a cos - b sin, b cos + a sin)`. Style `half` (LLaMA, GPT-NeoX) pairs
+    feature i with i + D/2; style `interleaved` (GPT-J) pairs 2i with 2i + 1.
+
+    ```mlir
+    %q = kiln.rotary %x, %pos {base = 1.000000e+04 : f32, style = "half"}
+        : (tensor<?x8x?x64xf32>, tensor<?xi32>) -> tensor<?x8x?x64xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, Kiln_IndexTensor:$positions,
+                   F32Attr:$base, Kiln_RotaryStyleAttr:$style);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $positions attr-dict `:` functional-type(operands, results)";
 }
 
 def Kiln_PaddingMaskOp : Kiln_ShapedOp<"padding_mask", [], ["inferElementType"]> {

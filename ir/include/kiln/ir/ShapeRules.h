@@ -95,6 +95,8 @@ ShapeResult embedding(llvm::ArrayRef<SymDim> table, llvm::ArrayRef<SymDim> ids);
 ShapeResult range(llvm::ArrayRef<SymDim> like, int64_t axis);
 /// positions [...] -> [..., dim]; dim must be static, positive and even.
 ShapeResult sinusoid(llvm::ArrayRef<SymDim> positions, int64_t dim);
+/// input [..., T, D] (D static, positive and even), positions [T] -> the input's shape.
+ShapeResult rotary(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> positions);
 /// lengths [B] -> [B, N], N = like[axis].
 ShapeResult paddingMask(llvm::ArrayRef<SymDim> lengths, llvm::ArrayRef<SymDim> like,
                         int64_t axis);
