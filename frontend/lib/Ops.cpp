@@ -260,6 +260,55 @@ Tensor kiln::dsl::layerNorm(Operand input, Operand gamma, Operand beta, float ep
       });
 }
 
+Tensor kiln::dsl::rmsNorm(Operand input, Operand gamma, float epsilon, SourceLoc loc) {
+  const Tensor &x = input.tensor, &g = gamma.tensor;
+  return buildOp(
+      "rms_norm", {x, g}, loc, Signature::floats(2),
+      [&] { return shape_rules::rmsNorm(x.shape(), g.shape()); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        return ob
+            .create<RmsNormOp>(l, t, x.value(), g.value(), ob.getF32FloatAttr(epsilon))
+            .getResult();
+      });
+}
+
+/// A reduction over `axes`, stored in the IR as the ascending non-negative axes so that
+/// equal reductions written differently share a kernel. `integers`: i32 is taken too.
+template <typename OpTy>
+static Tensor reduction(const char *name, const Tensor &x,
+                        const std::vector<int64_t> &axes, bool keepDim, bool integers,
+                        SourceLoc loc) {
+  Signature signature = Signature::floats(1);
+  if (integers && x.dtype() == DType::I32)
+    signature = Signature::any();
+  return buildOp(
+      name, {x}, loc, signature,
+      [&] { return shape_rules::reduce(name, x.shape(), axes, keepDim); },
+      [&](OpBuilder &ob, Location l, Type t) {
+        llvm::SmallVector<int64_t, 4> normalised =
+            shape_rules::normaliseAxes(axes, x.rank());
+        return ob
+            .create<OpTy>(l, t, x.value(), ob.getI64ArrayAttr(normalised),
+                          ob.getBoolAttr(keepDim))
+            .getResult();
+      });
+}
+
+Tensor kiln::dsl::reduceSum(Operand input, std::vector<int64_t> axes, bool keepDim,
+                            SourceLoc loc) {
+  return reduction<ReduceSumOp>("reduce_sum", input.tensor, axes, keepDim, true, loc);
+}
+
+Tensor kiln::dsl::reduceMean(Operand input, std::vector<int64_t> axes, bool keepDim,
+                             SourceLoc loc) {
+  return reduction<ReduceMeanOp>("reduce_mean", input.tensor, axes, keepDim, false, loc);
+}
+
+Tensor kiln::dsl::reduceMax(Operand input, std::vector<int64_t> axes, bool keepDim,
+                            SourceLoc loc) {
+  return reduction<ReduceMaxOp>("reduce_max", input.tensor, axes, keepDim, true, loc);
+}
+
 Tensor kiln::dsl::reshape(Operand input, std::vector<int64_t> shape, SourceLoc loc) {
   const Tensor &x = input.tensor;
   return buildOp(

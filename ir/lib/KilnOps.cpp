@@ -134,6 +134,10 @@ ShapeResult LayerNormOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::layerNorm(operands[0], operands[1], operands[2]);
 }
 
+ShapeResult RmsNormOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::rmsNorm(operands[0], operands[1]);
+}
+
 ShapeResult ReshapeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::reshape(operands[0], extractFromI64ArrayAttr(shape()));
 }

@@ -175,19 +175,31 @@ ShapeResult shape_rules::softmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
 }
 
-ShapeResult shape_rules::layerNorm(llvm::ArrayRef<SymDim> input,
-                                   llvm::ArrayRef<SymDim> gamma,
-                                   llvm::ArrayRef<SymDim> beta) {
+/// Checks the 1-D parameters of a normalisation over the last dimension of `input`.
+static ShapeResult normalization(
+    const char *op, llvm::ArrayRef<SymDim> input,
+    std::initializer_list<std::pair<const char *, llvm::ArrayRef<SymDim>>> parameters) {
   if (input.empty())
-    return ShapeResult::failure("layer_norm needs an input of rank >= 1");
+    return ShapeResult::failure(std::string(op) + " needs an input of rank >= 1");
   const SymDim &features = input.back();
-  for (auto [name, p] : {std::pair{"gamma", gamma}, std::pair{"beta", beta}}) {
+  for (auto [name, p] : parameters) {
     if (p.size() != 1 || !dimsCompatible(p[0], features))
-      return ShapeResult::failure(std::string("layer_norm ") + name + " has shape " +
+      return ShapeResult::failure(std::string(op) + " " + name + " has shape " +
                                   toString(p) + ", expected [" + features.str() +
                                   "] to match the last dimension of " + toString(input));
   }
   return ShapeResult::ok(SymShape(input.begin(), input.end()));
+}
+
+ShapeResult shape_rules::layerNorm(llvm::ArrayRef<SymDim> input,
+                                   llvm::ArrayRef<SymDim> gamma,
+                                   llvm::ArrayRef<SymDim> beta) {
+  return normalization("layer_norm", input, {{"gamma", gamma}, {"beta", beta}});
+}
+
+ShapeResult shape_rules::rmsNorm(llvm::ArrayRef<SymDim> input,
+                                 llvm::ArrayRef<SymDim> gamma) {
+  return normalization("rms_norm", input, {{"gamma", gamma}});
 }
 
 ShapeResult shape_rules::reshape(llvm::ArrayRef<SymDim> input,

@@ -9,6 +9,9 @@
 
 #include "kiln/ir/ShapeRules.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
 using namespace kiln;
 
 /// Why `axis` is not a dimension of `shape`, or "" when it is.
@@ -52,6 +55,45 @@ ShapeResult shape_rules::argmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   SymShape result(input.begin(), input.end());
   result.erase(result.begin() + axis);
   return ShapeResult::ok(std::move(result));
+}
+
+ShapeResult shape_rules::reduce(llvm::StringRef op, llvm::ArrayRef<SymDim> input,
+                                llvm::ArrayRef<int64_t> axes, bool keepDim) {
+  int64_t rank = static_cast<int64_t>(input.size());
+  if (axes.empty())
+    return ShapeResult::failure(op.str() + " needs at least one axis");
+  std::vector<bool> reduced(input.size(), false);
+  for (int64_t axis : axes) {
+    int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank)
+      return ShapeResult::failure(op.str() + " axis " + std::to_string(axis) +
+                                  " is out of range for shape " + toString(input) +
+                                  " (expected " + std::to_string(-rank) + " to " +
+                                  std::to_string(rank - 1) + ")");
+    if (reduced[a])
+      return ShapeResult::failure(
+          op.str() + " axes [" +
+          llvm::join(llvm::map_range(axes, [](int64_t x) { return std::to_string(x); }),
+                     ", ") +
+          "] name dimension " + std::to_string(a) + " twice");
+    reduced[a] = true;
+  }
+  SymShape result;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[d])
+      result.push_back(input[d]);
+    else if (keepDim)
+      result.push_back(SymDim::fixed(1));
+  return ShapeResult::ok(std::move(result));
+}
+
+llvm::SmallVector<int64_t, 4> shape_rules::normaliseAxes(llvm::ArrayRef<int64_t> axes,
+                                                         int64_t rank) {
+  llvm::SmallVector<int64_t, 4> result;
+  for (int64_t axis : axes)
+    result.push_back(axis < 0 ? axis + rank : axis);
+  llvm::sort(result);
+  return result;
 }
 
 ShapeResult shape_rules::slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start,

@@ -3,10 +3,11 @@
 // Groups ops into kiln.fusion kernels the way XLA's and TVM's fusion passes do, in three
 // sweeps over each entry, each claiming ops that the later ones no longer see:
 //
-//  1. a layer_norm takes the elementwise ops that only it reads (the residual add of a
-//     post-norm layer) as its prologue: the sum is recomputed where the row reductions
-//     read it, instead of being stored and read back;
-//  2. a linear, matmul or layer_norm takes the chain of elementwise ops that consumes
+//  1. a layer_norm or rms_norm takes the elementwise ops that only it reads (the
+//     residual add of a post-norm layer) as its prologue: the sum is recomputed where
+//     the row reductions read it, instead of being stored and read back;
+//  2. a linear, matmul, layer_norm or rms_norm takes the chain of elementwise ops that
+//  consumes
 //     its result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
 //     output tile while it is in registers;
 //  3. what is left of elementwise chains becomes one pointwise kernel per chain.
@@ -38,7 +39,19 @@ bool isElementwise(Operation *op) {
 }
 
 /// Ops whose schedule a group can take, with elementwise ops after them.
-bool isAnchor(Operation *op) { return isa<LinearOp, MatmulOp, LayerNormOp>(op); }
+bool isAnchor(Operation *op) {
+  return isa<LinearOp, MatmulOp, LayerNormOp, RmsNormOp>(op);
+}
+
+/// The input that a normalisation reads row by row (and can take a prologue for), or
+/// null for any other op.
+Value normalizedInput(Operation *op) {
+  if (auto norm = dyn_cast<LayerNormOp>(op))
+    return norm.input();
+  if (auto norm = dyn_cast<RmsNormOp>(op))
+    return norm.input();
+  return nullptr;
+}
 
 /// Ops that never become kernels of their own, about which a remark would say nothing.
 bool isKernelFree(Operation *op) {
@@ -60,8 +73,8 @@ public:
 
   void formGroups() {
     for (Operation &op : block)
-      if (auto norm = dyn_cast<LayerNormOp>(op))
-        growPrologue(norm);
+      if (Value input = normalizedInput(&op))
+        growPrologue(&op, input);
     for (Operation &op : block)
       if (isAnchor(&op))
         growEpilogue(groupOf(&op));
@@ -101,7 +114,8 @@ private:
       return "no elementwise op can join it as its epilogue: " +
              whyNotEpilogue(op->getResult(0));
     if (!isElementwise(op))
-      return "only elementwise ops join groups, and only linear, matmul and layer_norm "
+      return "only elementwise ops join groups, and only linear, matmul, layer_norm and "
+             "rms_norm "
              "anchor them";
     return "it can join neither its producers (" + whyNotAfterProducers(op) +
            ") nor its consumer (" + whyNotEpilogue(op->getResult(0)) + ")";
@@ -134,7 +148,7 @@ private:
              " broadcasts it to a larger shape, which would recompute it per element";
     if (claimed.count(user))
       return "its reader " + opName(user) +
-             " is already in another group (a layer_norm's prologue or "
+             " is already in another group (a normalisation's prologue or "
              "another op's epilogue)";
     return "";
   }
@@ -149,7 +163,8 @@ private:
       if (!reason.empty())
         return "its operand from " + opName(producer) + ": " + reason;
     }
-    return "no operand comes from a linear, matmul, layer_norm or elementwise op";
+    return "no operand comes from a linear, matmul, layer_norm, rms_norm or elementwise "
+           "op";
   }
 
   void growEpilogue(size_t group) {
@@ -161,12 +176,12 @@ private:
     }
   }
 
-  /// The elementwise ops of `norm.input()`'s shape that only `norm` reads, directly or
-  /// through each other.
-  void growPrologue(LayerNormOp norm) {
-    Type rowType = norm.input().getType();
+  /// The elementwise ops of `input`'s shape that only `norm` reads, directly or through
+  /// each other.
+  void growPrologue(Operation *norm, Value input) {
+    Type rowType = input.getType();
     llvm::SetVector<Operation *> prologue;
-    llvm::SmallVector<Value, 4> pending = {norm.input()};
+    llvm::SmallVector<Value, 4> pending = {input};
     while (!pending.empty()) {
       Value value = pending.pop_back_val();
       Operation *producer = value.getDefiningOp();

@@ -110,6 +110,18 @@ TEST(OpsTest, LayerNorm) {
     EXPECT_EQ(h.check(dims), 2u);
 }
 
+/// rms_norm with a residual prologue and with a weight; a sum over the last axis, a mean
+/// over a middle one (keepDim), a max over the outer and last: all dims dynamic, rows of
+/// up to a few thousand elements.
+TEST(OpsTest, RmsNormAndReductions) {
+  Harness h(modelLibrary("e2e_reduction"), buildReductionModel);
+  ASSERT_TRUE(h.ok());
+  for (const Dims &dims : {Dims{{"B", 1}, {"S", 1}, {"D", 1}, {"N", 1}},
+                           Dims{{"B", 2}, {"S", 7}, {"D", 33}, {"N", 5}},
+                           Dims{{"B", 2}, {"S", 3}, {"D", 3000}, {"N", 19}}})
+    EXPECT_EQ(h.check(dims), 5u);
+}
+
 /// Reshapes, transposes and slices: views (also at an offset into a weight) and kernels.
 TEST(OpsTest, ReshapeAndTranspose) {
   Harness h(modelLibrary("e2e_data_movement"), buildDataMovementModel);

@@ -36,6 +36,7 @@ const LoweringTable &loweringTable() {
     populateElementwiseLowerings(families);
     populateMatmulLowerings(families);
     populateNormalizationLowerings(families);
+    populateReductionLowerings(families);
     populateDataMovementLowerings(families);
     populateEmbeddingLowerings(families);
     populateAttentionLowerings(families);

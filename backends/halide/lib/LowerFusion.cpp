@@ -38,7 +38,7 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
 
 /// The group's anchor (null: none); emits an error and fails when the body is not
 /// what this lowering composes: elementwise ops of the result's shape around at most
-/// one anchor, which reads group inputs, except for a layer_norm's input.
+/// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input.
 FailureOr<Operation *> findAnchor(FusionOp fusion) {
   Operation *anchor = nullptr;
   for (Operation &op : fusion.getBody()->without_terminator()) {
@@ -71,13 +71,13 @@ FailureOr<Operation *> findAnchor(FusionOp fusion) {
     Value operand = use.get();
     if (operand.isa<BlockArgument>())
       continue;
-    if (!isa<LayerNormOp>(anchor) || use.getOperandNumber() != 0 ||
+    if (!isa<LayerNormOp, RmsNormOp>(anchor) || use.getOperandNumber() != 0 ||
         !shapeInput(operand, operand.getType())) {
-      anchor->emitError()
-          << "operand #" << use.getOperandNumber() << " of the kiln.fusion anchor '"
-          << anchor->getName()
-          << "' must be a group input (only a layer_norm reads a prologue, which "
-             "needs a group input of its shape)";
+      anchor->emitError() << "operand #" << use.getOperandNumber()
+                          << " of the kiln.fusion anchor '" << anchor->getName()
+                          << "' must be a group input (only a layer_norm or rms_norm "
+                             "reads a prologue, which "
+                             "needs a group input of its shape)";
       return failure();
     }
   }

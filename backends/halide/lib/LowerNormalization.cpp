@@ -1,7 +1,7 @@
 //===- LowerNormalization.cpp - Row reductions as Halide algorithms -------===//
 //
-// softmax, log_softmax, layer_norm and argmax: per-row statistics (reductions along one
-// axis) and a pass that uses them. The -inf and NaN cases follow the reference
+// softmax, log_softmax, layer_norm, rms_norm and argmax: per-row statistics (reductions
+// along one axis) and a pass that uses them. The -inf and NaN cases follow the reference
 // interpreter; because Halide compiles with no-infinities/no-NaNs fast-math flags, every
 // test for them is strict_float (or is_nan, which always is), and results that are -inf
 // or NaN are selected as bit patterns (floatBits) rather than as float constants.
@@ -135,21 +135,41 @@ KernelAlgorithm lowerLogSoftmax(LogSoftmaxOp op) {
   return {{s.input}, {kernel}};
 }
 
+/// What layer_norm and rms_norm share: a row reduction over the last dimension of
+/// their input, read through the boundary (in a group: the prologue), and 1-D
+/// parameters of the row's length.
+struct NormalizedRows {
+  Operand input;
+  std::vector<ImageParam> parameters;
+  std::vector<Var> rows; // the Vars of a row statistic
+  Expr count;            // the row's length, as a float
+};
+
+NormalizedRows
+beginNormalization(RowReductionKernel &kernel, Value input, KernelBoundary &boundary,
+                   std::initializer_list<std::pair<Value, const char *>> parameters) {
+  NormalizedRows n;
+  n.input = boundary.operand(input, "input");
+  beginRowReduction(kernel, input, n.input.shape, tensorType(input).getRank() - 1);
+  Expr features = extentOf(n.input.shape, kernel.extents, 0);
+  for (auto [value, name] : parameters) {
+    n.parameters.push_back(boundary.input(value, name));
+    if (!isStatic(kernel.extents[0]))
+      n.parameters.back().dim(0).set_extent(features);
+  }
+  n.rows = withoutAxis(kernel.vars, 0);
+  n.count = Halide::cast<float>(features);
+  return n;
+}
+
 KernelAlgorithm lowerLayerNorm(LayerNormOp op, KernelBoundary &boundary) {
   LayerNormKernel kernel;
-  Operand operand = boundary.operand(op.input(), "input");
-  Func input = operand.values;
-  beginRowReduction(kernel, op.input(), operand.shape,
-                    tensorType(op.input()).getRank() - 1);
-  ImageParam gamma = boundary.input(op.gamma(), "gamma");
-  ImageParam beta = boundary.input(op.beta(), "beta");
-  Expr features = extentOf(operand.shape, kernel.extents, 0);
-  if (!isStatic(kernel.extents[0])) {
-    gamma.dim(0).set_extent(features);
-    beta.dim(0).set_extent(features);
-  }
-  std::vector<Var> rows = withoutAxis(kernel.vars, 0);
-  Expr count = Halide::cast<float>(features);
+  NormalizedRows n = beginNormalization(kernel, op.input(), boundary,
+                                        {{op.gamma(), "gamma"}, {op.beta(), "beta"}});
+  Func input = n.input.values;
+  ImageParam gamma = n.parameters[0], beta = n.parameters[1];
+  const std::vector<Var> &rows = n.rows;
+  Expr count = n.count;
 
   // Two passes over the row, both relative to its first element: the deviations
   // (x - x0) - mean(x - x0) stay accurate when every x is ~1000 with unit spread, where
@@ -174,7 +194,29 @@ KernelAlgorithm lowerLayerNorm(LayerNormOp op, KernelBoundary &boundary) {
       deviation(input(kernel.vars)) * invStd * gamma(feature) + beta(feature),
       kernel.vars);
 
-  sameExtentsAsInput(kernel.output, operand.shape, kernel.extents);
+  sameExtentsAsInput(kernel.output, n.input.shape, kernel.extents);
+  return {boundary.inputs(), {kernel}};
+}
+
+/// x * rsqrt(mean(x^2) + epsilon) * gamma: one pass for the sum of squares (in f32, as
+/// LLaMA's RMSNorm accumulates after its cast; the schedule sums in vector lanes), one
+/// for the result. rsqrt is 1 / sqrt, not an approximate reciprocal square root.
+KernelAlgorithm lowerRmsNorm(RmsNormOp op, KernelBoundary &boundary) {
+  RmsNormKernel kernel;
+  NormalizedRows n =
+      beginNormalization(kernel, op.input(), boundary, {{op.gamma(), "gamma"}});
+  Func input = n.input.values;
+  Expr x = input(withAxis(kernel.vars, 0, kernel.r.x));
+  kernel.squares = Func("row_squares");
+  kernel.squares(n.rows) = 0.0f;
+  kernel.squares(n.rows) += x * x;
+  Expr epsilon = op.epsilon().convertToFloat();
+  Expr invRms = 1.0f / Halide::sqrt(kernel.squares(n.rows) / n.count + epsilon);
+  kernel.output = Func("result");
+  kernel.output(kernel.vars) = boundary.store(
+      input(kernel.vars) * invRms * n.parameters[0](kernel.vars[0]), kernel.vars);
+
+  sameExtentsAsInput(kernel.output, n.input.shape, kernel.extents);
   return {boundary.inputs(), {kernel}};
 }
 
@@ -230,6 +272,9 @@ void kiln::halide_backend::populateNormalizationLowerings(LoweringTable &table) 
   table.add<SoftmaxOp>(lowerSoftmax, printAxis);
   table.add<LogSoftmaxOp>(lowerLogSoftmax, printAxis);
   table.addAnchor<LayerNormOp>(lowerLayerNorm, [](LayerNormOp op, llvm::raw_ostream &os) {
+    os << "{epsilon=" << op.epsilonAttr() << "}";
+  });
+  table.addAnchor<RmsNormOp>(lowerRmsNorm, [](RmsNormOp op, llvm::raw_ostream &os) {
     os << "{epsilon=" << op.epsilonAttr() << "}";
   });
   table.add<ArgmaxOp>(lowerArgmax, printAxis);

@@ -157,6 +157,7 @@ inline constexpr auto printAxis = [](auto op, llvm::raw_ostream &os) {
 void populateElementwiseLowerings(LoweringTable &table);
 void populateMatmulLowerings(LoweringTable &table);
 void populateNormalizationLowerings(LoweringTable &table);
+void populateReductionLowerings(LoweringTable &table);
 void populateDataMovementLowerings(LoweringTable &table);
 void populateEmbeddingLowerings(LoweringTable &table);
 void populateAttentionLowerings(LoweringTable &table);

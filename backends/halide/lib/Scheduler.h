@@ -25,7 +25,8 @@ namespace kiln::halide_backend {
 /// Any kernel description.
 using KernelDescription =
     std::variant<PointwiseKernel, TransposeKernel, MatmulKernel, SoftmaxKernel,
-                 LayerNormKernel, ArgmaxKernel, ConcatKernel, AttentionKernel>;
+                 LayerNormKernel, RmsNormKernel, ArgmaxKernel, ReduceKernel, ConcatKernel,
+                 AttentionKernel>;
 
 /// The Func that `kernel` computes.
 Halide::Func outputOf(const KernelDescription &kernel);

@@ -116,12 +116,38 @@ struct LayerNormKernel : RowReductionKernel {
   Halide::Func sum, squares;
 };
 
+/// RMS normalisation over Halide dimension 0 (`axis` stays 0).
+struct RmsNormKernel : RowReductionKernel {
+  static constexpr const char *kind = "rms_norm";
+  /// Per-row sums of squares, over vars[1...].
+  Halide::Func squares;
+};
+
 /// argmax along `axis`: two reductions over it, then the index; the output's Vars are
 /// `vars` without `axis`.
 struct ArgmaxKernel : RowReductionKernel {
   static constexpr const char *kind = "argmax";
   /// Per-row max, then per-row least key (see lowerArgmax), over `vars` without `axis`.
   Halide::Func max, key;
+};
+
+/// reduce_sum, reduce_mean or reduce_max over any set of input dimensions: `total`
+/// accumulates the input over `r` at each output element, `output` reads it (the mean
+/// divides it, the max checks its NaN flag).
+struct ReduceKernel {
+  static constexpr const char *kind = "reduce";
+  Halide::Func output, total;
+  /// The output's (and total's) Vars, Halide dimension order; with keep_dim a reduced
+  /// dimension keeps its Var, over an extent of 1.
+  std::vector<Halide::Var> vars;
+  /// Over the reduced input dimensions, innermost first.
+  Halide::RDom r;
+  /// Whether the input's Halide dimension 0 (contiguous) is reduced: then r.x walks it.
+  bool reducesInner = false;
+  /// The static product of the reduced extents, or kDynamicExtent.
+  int64_t count = kDynamicExtent;
+  /// The output's extents.
+  Extents extents;
 };
 
 /// concat along Halide dimension `axis`: an undefined pure definition, then update i

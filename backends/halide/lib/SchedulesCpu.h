@@ -2,7 +2,7 @@
 //
 // One schedule per kind of kernel description, for any CPU target (the target
 // supplies the vector width), chosen by Scheduler.cpp: SchedulesCpu.cpp (pointwise,
-// transpose, row reductions, concat), SchedulesCpuMatmul.cpp and
+// transpose, row reductions, reductions over axes, concat), SchedulesCpuMatmul.cpp and
 // SchedulesCpuAttention.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -20,7 +20,9 @@ void schedule(const TransposeKernel &kernel, const Halide::Target &target);
 void schedule(const MatmulKernel &kernel, const Halide::Target &target);
 void schedule(const SoftmaxKernel &kernel, const Halide::Target &target);
 void schedule(const LayerNormKernel &kernel, const Halide::Target &target);
+void schedule(const RmsNormKernel &kernel, const Halide::Target &target);
 void schedule(const ArgmaxKernel &kernel, const Halide::Target &target);
+void schedule(const ReduceKernel &kernel, const Halide::Target &target);
 void schedule(const ConcatKernel &kernel, const Halide::Target &target);
 void schedule(const AttentionKernel &kernel, const Halide::Target &target);
 

@@ -67,6 +67,18 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       .Case<LayerNormOp>([&](LayerNormOp l) -> Result {
         return layerNorm(*args[0], *args[1], *args[2], l.epsilon().convertToFloat());
       })
+      .Case<RmsNormOp>([&](RmsNormOp r) -> Result {
+        return rmsNorm(*args[0], *args[1], r.epsilon().convertToFloat());
+      })
+      .Case<ReduceSumOp>([&](ReduceSumOp r) -> Result {
+        return reduce(*args[0], r.reducedAxes(), r.keep_dim(), ReduceKind::Sum);
+      })
+      .Case<ReduceMeanOp>([&](ReduceMeanOp r) -> Result {
+        return reduce(*args[0], r.reducedAxes(), r.keep_dim(), ReduceKind::Mean);
+      })
+      .Case<ReduceMaxOp>([&](ReduceMaxOp r) -> Result {
+        return reduce(*args[0], r.reducedAxes(), r.keep_dim(), ReduceKind::Max);
+      })
       .Case<ReshapeOp>([&](ReshapeOp r) -> Result {
         return reshape(*args[0], extractFromI64ArrayAttr(r.shape()));
       })

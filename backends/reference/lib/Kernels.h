@@ -104,6 +104,16 @@ llvm::Expected<HostTensor> logSoftmax(const HostTensor &input, int64_t axis);
 llvm::Expected<HostTensor> argmax(const HostTensor &input, int64_t axis);
 llvm::Expected<HostTensor> layerNorm(const HostTensor &input, const HostTensor &gamma,
                                      const HostTensor &beta, float epsilon);
+llvm::Expected<HostTensor> rmsNorm(const HostTensor &input, const HostTensor &gamma,
+                                   float epsilon);
+
+// Reduction.cpp
+/// What a kiln.reduce_* op computes over its axes.
+enum class ReduceKind { Sum, Mean, Max };
+/// The `kind` of `input` (f32, or i32 for Sum and Max) over `axes` (distinct, in
+/// [0, rank)), dropping them or, with `keepDim`, keeping them as size 1.
+llvm::Expected<HostTensor> reduce(const HostTensor &input, llvm::ArrayRef<int64_t> axes,
+                                  bool keepDim, ReduceKind kind);
 
 // DataMovement.cpp
 llvm::Expected<HostTensor> reshape(const HostTensor &input,

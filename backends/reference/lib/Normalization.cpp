@@ -1,4 +1,4 @@
-//===- Normalization.cpp - Reference softmax, log_softmax and layer_norm -===//
+//===- Normalization.cpp - Reference softmax, layer_norm and rms_norm ----===//
 //
 // Sums, means and variances are taken in double so that the oracle is more accurate
 // than any float kernel compared against it.
@@ -86,19 +86,32 @@ llvm::Expected<HostTensor> kiln::reference::logSoftmax(const HostTensor &input,
   return out;
 }
 
+/// Checks the 1-D `parameters` of normalisation `op` against the last dimension of
+/// `input`, as the shape rule does; returns that dimension.
+static llvm::Expected<int64_t> normalizedFeatures(
+    const char *op, const HostTensor &input,
+    std::initializer_list<std::pair<const char *, const HostTensor *>> parameters) {
+  if (input.shape.empty())
+    return makeError(std::string(op) + " needs an input of rank >= 1");
+  int64_t features = input.shape.back();
+  for (const auto &[name, p] : parameters)
+    if (p->shape != Shape{features})
+      return makeError(std::string(op) + " " + name + " has shape " +
+                       shapeToString(p->shape) + ", expected [" +
+                       std::to_string(features) + "] to match the last dimension of " +
+                       shapeToString(input.shape));
+  return features;
+}
+
 llvm::Expected<HostTensor> kiln::reference::layerNorm(const HostTensor &input,
                                                       const HostTensor &gamma,
                                                       const HostTensor &beta,
                                                       float epsilon) {
-  if (input.shape.empty())
-    return makeError("layer_norm needs an input of rank >= 1");
-  int64_t features = input.shape.back();
-  for (const auto &[name, p] : {std::pair{"gamma", &gamma}, std::pair{"beta", &beta}})
-    if (p->shape != Shape{features})
-      return makeError(std::string("layer_norm ") + name + " has shape " +
-                       shapeToString(p->shape) + ", expected [" +
-                       std::to_string(features) + "] to match the last dimension of " +
-                       shapeToString(input.shape));
+  llvm::Expected<int64_t> checked =
+      normalizedFeatures("layer_norm", input, {{"gamma", &gamma}, {"beta", &beta}});
+  if (!checked)
+    return checked.takeError();
+  int64_t features = *checked;
   HostTensor out = HostTensor::floats(input.shape);
   int64_t rows = features == 0 ? 0 : input.numElements() / features;
   for (int64_t r = 0; r < rows; ++r) {
@@ -116,6 +129,28 @@ llvm::Expected<HostTensor> kiln::reference::layerNorm(const HostTensor &input,
     for (int64_t j = 0; j < features; ++j)
       out.f32[r * features + j] = static_cast<float>(
           (x[j] - mean) * invStd * double(gamma.f32[j]) + double(beta.f32[j]));
+  }
+  return out;
+}
+
+llvm::Expected<HostTensor> kiln::reference::rmsNorm(const HostTensor &input,
+                                                    const HostTensor &gamma,
+                                                    float epsilon) {
+  llvm::Expected<int64_t> features =
+      normalizedFeatures("rms_norm", input, {{"gamma", &gamma}});
+  if (!features)
+    return features.takeError();
+  HostTensor out = HostTensor::floats(input.shape);
+  int64_t d = *features;
+  int64_t rows = d == 0 ? 0 : input.numElements() / d;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *x = &input.f32[r * d];
+    double squares = 0.0;
+    for (int64_t j = 0; j < d; ++j)
+      squares += double(x[j]) * double(x[j]);
+    double invRms = 1.0 / std::sqrt(squares / d + double(epsilon));
+    for (int64_t j = 0; j < d; ++j)
+      out.f32[r * d + j] = static_cast<float>(x[j] * invRms * double(gamma.f32[j]));
   }
   return out;
 }

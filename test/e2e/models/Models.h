@@ -27,6 +27,7 @@ dsl::Model buildMathModel();
 dsl::Model buildSoftmaxModel();
 /// layer_norm with a dynamic normalised dim and with weights.
 dsl::Model buildLayerNormModel();
+dsl::Model buildReductionModel();
 /// reshape (a view of an input and of a temporary, and back) and transpose.
 dsl::Model buildDataMovementModel();
 /// The same add and relu several times at the same types: 3 kernels for 5 steps.

@@ -125,6 +125,63 @@ func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
 
 // -----
 
+func @rms_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'kiln.rms_norm' op rms_norm gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
+  %0 = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32}
+      : (tensor<2x8xf32>, tensor<4xf32>) -> tensor<2x8xf32>
+  kiln.return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'kiln.rms_norm' op rms_norm needs an input of rank >= 1}}
+  %0 = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<f32>, tensor<1xf32>) -> tensor<f32>
+  kiln.return %0 : tensor<f32>
+}
+
+// -----
+
+func @reduce_axis_out_of_range(%x: tensor<2x8xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.reduce_sum' op reduce_sum axis 2 is out of range for shape [2, 8] (expected -2 to 1)}}
+  %0 = kiln.reduce_sum %x {axes = [2]} : (tensor<2x8xf32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @reduce_axis_twice(%x: tensor<2x8xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.reduce_max' op reduce_max axes [1, -1] name dimension 1 twice}}
+  %0 = kiln.reduce_max %x {axes = [1, -1]} : (tensor<2x8xf32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @reduce_no_axes(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'kiln.reduce_mean' op reduce_mean needs at least one axis}}
+  %0 = kiln.reduce_mean %x {axes = []} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  kiln.return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func @reduce_keep_dim_shape(%x: tensor<2x8xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'kiln.reduce_sum' op result type 'tensor<2xf32>' does not match the inferred shape [2, 1]}}
+  %0 = kiln.reduce_sum %x {axes = [1], keep_dim = true} : (tensor<2x8xf32>) -> tensor<2xf32>
+  kiln.return %0 : tensor<2xf32>
+}
+
+// -----
+
+func @reduce_mean_of_integers(%x: tensor<2x8xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{'kiln.reduce_mean' op operand #0 must be ranked tensor of 32-bit float values, but got 'tensor<2x8xi32>'}}
+  %0 = kiln.reduce_mean %x {axes = [1]} : (tensor<2x8xi32>) -> tensor<2xi32>
+  kiln.return %0 : tensor<2xi32>
+}
+
+// -----
+
 func @reshape_element_count(%x: tensor<2x3xf32>) -> tensor<4x2xf32> {
   // expected-error @+1 {{'kiln.reshape' op reshape of [2, 3] to [4, 2] changes the element count}}
   %0 = kiln.reshape %x {shape = [4, 2]} : (tensor<2x3xf32>) -> tensor<4x2xf32>

@@ -69,6 +69,25 @@ func @normalization(%x: tensor<?x8x?x?xf32>, %h: tensor<?x?x512xf32>, %g: tensor
   kiln.return %p, %n : tensor<?x8x?x?xf32>, tensor<?x?x512xf32>
 }
 
+// CHECK-LABEL: func @reductions
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[G:.+]]: tensor<512xf32>, %[[I:.+]]: tensor<4x?xi32>)
+// CHECK: kiln.rms_norm %[[X]], %[[G]] {epsilon = 9.99999997E-7 : f32} : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+// CHECK: kiln.reduce_sum %[[X]] {axes = [-1], keep_dim = true} : (tensor<?x?x512xf32>) -> tensor<?x?x1xf32>
+// CHECK: kiln.reduce_mean %[[X]] {axes = [0, 1]} : (tensor<?x?x512xf32>) -> tensor<512xf32>
+// CHECK: kiln.reduce_max %[[X]] {axes = [2, 0, 1]} : (tensor<?x?x512xf32>) -> tensor<f32>
+// CHECK: kiln.reduce_max %[[I]] {axes = [0]} : (tensor<4x?xi32>) -> tensor<?xi32>
+func @reductions(%x: tensor<?x?x512xf32>, %g: tensor<512xf32>, %i: tensor<4x?xi32>)
+    -> (tensor<?x?x512xf32>, tensor<?x?x1xf32>, tensor<512xf32>, tensor<f32>, tensor<?xi32>) {
+  %n = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32}
+      : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+  %s = kiln.reduce_sum %x {axes = [-1], keep_dim = true} : (tensor<?x?x512xf32>) -> tensor<?x?x1xf32>
+  %m = kiln.reduce_mean %x {axes = [0, 1]} : (tensor<?x?x512xf32>) -> tensor<512xf32>
+  %a = kiln.reduce_max %x {axes = [2, 0, 1]} : (tensor<?x?x512xf32>) -> tensor<f32>
+  %b = kiln.reduce_max %i {axes = [0]} : (tensor<4x?xi32>) -> tensor<?xi32>
+  kiln.return %n, %s, %m, %a, %b
+      : tensor<?x?x512xf32>, tensor<?x?x1xf32>, tensor<512xf32>, tensor<f32>, tensor<?xi32>
+}
+
 // CHECK-LABEL: func @data_movement
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[IDS:.+]]: tensor<?x?xi32>)
 // CHECK: %[[H:.+]] = kiln.reshape %[[X]] {shape = [0, 0, 8, 64]} : (tensor<?x?x512xf32>) -> tensor<?x?x8x64xf32>

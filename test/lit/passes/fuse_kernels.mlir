@@ -77,6 +77,25 @@ func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N"
 
 // -----
 
+// The same prologue for an RMSNorm, and its epilogue: the elementwise op reading it.
+// CHECK-LABEL: func @residual_rms_norm
+// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[B:[^:]+]]: tensor<?x8xf32>, %[[G:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[B]]
+// CHECK-NEXT: %[[N:.+]] = kiln.rms_norm %[[S]], %[[G]]
+// CHECK-NEXT: %[[R:.+]] = kiln.relu %[[N]]
+// CHECK-NEXT: kiln.yield %[[R]]
+func @residual_rms_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]},
+                        %y: tensor<?x8xf32> {kiln.name = "y", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %s = kiln.add %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.rms_norm %s, %g {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %r = kiln.relu %n : tensor<?x8xf32>
+  kiln.return %r : tensor<?x8xf32>
+}
+
+// -----
+
 // A chain of elementwise ops with no anchor (embeddings scaled by sqrt(d), plus the
 // positions' encoding) is one pointwise kernel; a boolean masked_fill joins it.
 // CHECK-LABEL: func @elementwise_chain
@@ -140,7 +159,7 @@ func @not_elementwise(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2
   %o = kiln.attention %q, %k, %v {scale = 0.5 : f32} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
   // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its only reader, kiln.softmax, is not elementwise}}
   %m = kiln.matmul %o, %v {transpose_rhs = true} : (tensor<2x4x8xf32>, tensor<2x4x8xf32>) -> tensor<2x4x4xf32>
-  // expected-remark @+1 {{kiln.softmax not fused into a kernel group: only elementwise ops join groups, and only linear, matmul and layer_norm anchor them}}
+  // expected-remark @+1 {{kiln.softmax not fused into a kernel group: only elementwise ops join groups, and only linear, matmul, layer_norm and rms_norm anchor them}}
   %p = kiln.softmax %m {axis = 2 : i64} : tensor<2x4x4xf32>
   // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry}}
   %r = kiln.matmul %p, %v : (tensor<2x4x4xf32>, tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
@@ -153,7 +172,7 @@ func @not_elementwise(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2
 // CHECK-LABEL: func @lone_elementwise
 // CHECK-NOT: kiln.fusion
 func @lone_elementwise(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
-  // expected-remark @+1 {{kiln.relu not fused into a kernel group: it can join neither its producers (no operand comes from a linear, matmul, layer_norm or elementwise op) nor its consumer (its only reader, kiln.softmax, is not elementwise)}}
+  // expected-remark @+1 {{kiln.relu not fused into a kernel group: it can join neither its producers (no operand comes from a linear, matmul, layer_norm, rms_norm or elementwise op) nor its consumer (its only reader, kiln.softmax, is not elementwise)}}
   %r = kiln.relu %x : tensor<4x8xf32>
   // expected-remark @+1 {{kiln.softmax not fused into a kernel group}}
   %p = kiln.softmax %r {axis = 1 : i64} : tensor<4x8xf32>

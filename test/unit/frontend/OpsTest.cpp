@@ -273,6 +273,83 @@ TEST(FrontendOps, LogSoftmaxAxisOutOfRange) {
                    "log_softmax axis 3 is out of range for shape [B, 8]");
 }
 
+TEST(FrontendOps, RmsNormAndReductionShapes) {
+  ModelBuilder m("r");
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), dyn("T"), 64});
+  Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
+  Parameter g = m.parameter("g", {64});
+  Tensor n = rmsNorm(x, g);
+  EXPECT_EQ(toString(n.shape()), "[B, T, 64]");
+  Tensor s = reduceSum(n, {-1}, /*keepDim=*/true);
+  EXPECT_EQ(toString(s.shape()), "[B, T, 1]");
+  Tensor mean = reduceMean(x, {1, 0});
+  EXPECT_EQ(toString(mean.shape()), "[64]");
+  Tensor max = reduceMax(ids, {-1});
+  EXPECT_EQ(toString(max.shape()), "[B]");
+  EXPECT_EQ(max.dtype(), DType::I32);
+  e.output("s", s);
+  e.output("mean", mean);
+  e.output("max", max);
+  Model model = m.finish();
+  ASSERT_TRUE(model.ok()) << model.errors()[0].str();
+  // The IR holds the axes ascending and non-negative, and the epsilon.
+  std::string text = printed(model);
+  EXPECT_NE(text.find("kiln.reduce_mean %arg0 {axes = [0, 1], keep_dim = false}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("kiln.reduce_sum %1 {axes = [2], keep_dim = true}"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("epsilon = 9.99999997E-7"), std::string::npos) << text;
+}
+
+TEST(FrontendOps, ReduceAxisOutOfRangeNamesTheAxisAsWritten) {
+  ModelBuilder m("bad");
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), 8});
+  unsigned line = __LINE__ + 1;
+  Tensor y = reduceSum(x, {-3});
+  e.output("y", y);
+  expectOneErrorAt(
+      m.finish(), line,
+      "reduce_sum axis -3 is out of range for shape [B, 8] (expected -2 to 1)");
+}
+
+TEST(FrontendOps, ReduceAxisTwiceIsAnError) {
+  ModelBuilder m("bad");
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), 8});
+  unsigned line = __LINE__ + 1;
+  Tensor y = reduceMax(x, {1, -1});
+  e.output("y", y);
+  expectOneErrorAt(m.finish(), line, "reduce_max axes [1, -1] name dimension 1 twice");
+}
+
+TEST(FrontendOps, ReduceMeanOfIdsIsAnError) {
+  ModelBuilder m("bad");
+  Entry e = m.entry("f");
+  Tensor ids = e.input("ids", DType::I32, {dyn("B"), dyn("T")});
+  unsigned line = __LINE__ + 1;
+  Tensor y = reduceMean(ids, {1});
+  e.output("y", y);
+  expectOneErrorAt(m.finish(), line,
+                   "reduce_mean needs f32 operands, got an i32 tensor [B, T]");
+}
+
+TEST(FrontendOps, RmsNormGammaOfTheWrongSize) {
+  ModelBuilder m("bad");
+  Entry e = m.entry("f");
+  Tensor x = e.input("x", DType::F32, {dyn("B"), 8});
+  Parameter g = m.parameter("g", {4});
+  unsigned line = __LINE__ + 1;
+  Tensor y = rmsNorm(x, g);
+  e.output("y", y);
+  expectOneErrorAt(m.finish(), line,
+                   "rms_norm gamma has shape [4], expected [8] to match the last "
+                   "dimension of [B, 8]");
+}
+
 //===----------------------------------------------------------------------===//
 // Input bounds
 //===----------------------------------------------------------------------===//

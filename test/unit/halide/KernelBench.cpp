@@ -351,6 +351,47 @@ std::vector<BenchCase> cases() {
                  {{8, 128, 512}},
                  {8, 512},
                  0});
+  // rms_norm and the reductions over axes, each against the plain pass over the same
+  // bytes (copy_: a scale by 2, a read and a write of every element).
+  all.push_back({"copy_8x128x512",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.scale %arg0 {factor = 2.0 : f32} : tensor<?x?x512xf32>",
+                 {{8, 128, 512}},
+                 {8, 128, 512},
+                 0});
+  all.push_back({"rms_norm_8x128x512",
+                 {"tensor<?x?x512xf32>", "tensor<512xf32>"},
+                 "tensor<?x?x512xf32>",
+                 "kiln.rms_norm %arg0, %arg1 {epsilon = 1.0e-06 : f32} : "
+                 "(tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>",
+                 {{8, 128, 512}, {512}},
+                 {8, 128, 512},
+                 0});
+  all.push_back({"reduce_sum_last_8x128x512",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x?xf32>",
+                 "kiln.reduce_sum %arg0 {axes = [2]} : (tensor<?x?x512xf32>) -> "
+                 "tensor<?x?xf32>",
+                 {{8, 128, 512}},
+                 {8, 128},
+                 0});
+  all.push_back({"reduce_sum_axis1_8x128x512",
+                 {"tensor<?x?x512xf32>"},
+                 "tensor<?x512xf32>",
+                 "kiln.reduce_sum %arg0 {axes = [1]} : (tensor<?x?x512xf32>) -> "
+                 "tensor<?x512xf32>",
+                 {{8, 128, 512}},
+                 {8, 512},
+                 0});
+  all.push_back({"reduce_max_last_8x32000",
+                 {"tensor<?x32000xf32>"},
+                 "tensor<?xf32>",
+                 "kiln.reduce_max %arg0 {axes = [1]} : (tensor<?x32000xf32>) -> "
+                 "tensor<?xf32>",
+                 {{8, 32000}},
+                 {8},
+                 0});
   all.push_back({"embedding_32000x512_8x128",
                  {"tensor<32000x512xf32>", "tensor<?x?xi32>"},
                  "tensor<?x?x512xf32>",

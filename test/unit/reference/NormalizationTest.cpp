@@ -1,4 +1,4 @@
-//===- NormalizationTest.cpp - softmax and layer_norm in the interpreter --===//
+//===- NormalizationTest.cpp - softmax, layer_norm, rms_norm in the interpreter ===//
 
 #include "ReferenceTestUtil.h"
 
@@ -12,6 +12,7 @@ namespace {
 
 using ReferenceSoftmax = ReferenceTest;
 using ReferenceLayerNorm = ReferenceTest;
+using ReferenceRmsNorm = ReferenceTest;
 
 const float kInf = std::numeric_limits<float>::infinity();
 
@@ -172,6 +173,41 @@ TEST_F(ReferenceLayerNorm, LargeOffsetKeepsPrecision) {
                               {"arg1", HostTensor::floats({8}, ones)},
                               {"arg2", HostTensor::floats({8}, zeros)}});
   expectClose(out["result0"].f32, layerNormRows(x, ones, zeros, 8, 1e-5), 1e-5);
+}
+
+TEST_F(ReferenceRmsNorm, HandComputedRow) {
+  // mean(x^2) = (1 + 4 + 4 + 16) / 4 = 6.25, rms 2.5: x / 2.5 * gamma.
+  parse(R"mlir(
+    func @f(%x: tensor<1x4xf32>, %g: tensor<4xf32>) -> tensor<1x4xf32> {
+      %0 = kiln.rms_norm %x, %g {epsilon = 0.0 : f32}
+          : (tensor<1x4xf32>, tensor<4xf32>) -> tensor<1x4xf32>
+      kiln.return %0 : tensor<1x4xf32>
+    })mlir");
+  HostTensor out = runBinary(HostTensor::floats({1, 4}, {1, -2, 2, 4}),
+                             HostTensor::floats({4}, {1, 1, 3, 0.5}));
+  expectClose(out.f32, {0.4, -0.8, 2.4, 0.8}, 1e-7);
+}
+
+TEST_F(ReferenceRmsNorm, RandomRowsWithEpsilon) {
+  parse(R"mlir(
+    func @f(%x: tensor<?x16xf32>, %g: tensor<16xf32>) -> tensor<?x16xf32> {
+      %0 = kiln.rms_norm %x, %g {epsilon = 0.5 : f32}
+          : (tensor<?x16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+      kiln.return %0 : tensor<?x16xf32>
+    })mlir");
+  std::vector<float> x = randomFloats(3 * 16, 41, -3.0f, 3.0f), g = randomFloats(16, 42);
+  HostTensor out = runBinary(HostTensor::floats({3, 16}, x), HostTensor::floats({16}, g));
+  // The definition, row by row, with the (large) epsilon inside the square root.
+  std::vector<double> expected;
+  for (int r = 0; r < 3; ++r) {
+    double squares = 0;
+    for (int j = 0; j < 16; ++j)
+      squares += double(x[r * 16 + j]) * x[r * 16 + j];
+    for (int j = 0; j < 16; ++j)
+      expected.push_back(x[r * 16 + j] / std::sqrt(squares / 16 + 0.5) * g[j]);
+  }
+  EXPECT_EQ(out.shape, (std::vector<int64_t>{3, 16}));
+  expectClose(out.f32, expected, 1e-6);
 }
 
 } // namespace

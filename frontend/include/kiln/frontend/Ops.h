@@ -57,6 +57,25 @@ Tensor softmax(Operand input, int64_t axis = -1, SourceLoc loc = SourceLoc::curr
 /// LayerNorm over the last dimension.
 Tensor layerNorm(Operand input, Operand gamma, Operand beta, float epsilon = 1e-5f,
                  SourceLoc loc = SourceLoc::current());
+
+// -- Reductions and normalization --
+
+/// RMSNorm over the last dimension, as LLaMA's: x * rsqrt(mean(x^2) + epsilon) * gamma,
+/// with gamma [D]; no centring, no bias.
+Tensor rmsNorm(Operand input, Operand gamma, float epsilon = 1e-6f,
+               SourceLoc loc = SourceLoc::current());
+/// The sum (f32 or i32) over `axes` (distinct; negative ones count from the end). The
+/// result drops the axes, or with `keepDim` keeps each as a dimension of size 1.
+Tensor reduceSum(Operand input, std::vector<int64_t> axes, bool keepDim = false,
+                 SourceLoc loc = SourceLoc::current());
+/// The f32 mean over `axes` (as reduceSum): the sum divided by the product of the
+/// reduced sizes at run time.
+Tensor reduceMean(Operand input, std::vector<int64_t> axes, bool keepDim = false,
+                  SourceLoc loc = SourceLoc::current());
+/// The maximum (f32 or i32) over `axes` (as reduceSum); a NaN makes it NaN.
+Tensor reduceMax(Operand input, std::vector<int64_t> axes, bool keepDim = false,
+                 SourceLoc loc = SourceLoc::current());
+
 /// `shape` entries: a size, 0 to keep the input's dim at that position, -1 to infer.
 Tensor reshape(Operand input, std::vector<int64_t> shape,
                SourceLoc loc = SourceLoc::current());

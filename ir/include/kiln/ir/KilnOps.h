@@ -6,6 +6,7 @@
 #include "kiln/ir/KilnDialect.h"
 #include "kiln/ir/ShapeRules.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -326,6 +326,67 @@ def Kiln_LayerNormOp : Kiln_ShapedOp<"layer_norm"> {
   let assemblyFormat = "$input `,` $gamma `,` $beta attr-dict `:` functional-type(operands, results)";
 }
 
+def Kiln_RmsNormOp : Kiln_ShapedOp<"rms_norm"> {
+  let summary = "root-mean-square normalisation over the last dimension";
+  let description = [{
+    `x * rsqrt(mean(x^2) + epsilon) * gamma`, the mean taken over the last dimension
+    (LLaMA's RMSNorm: no centring, no bias); `gamma` is 1-D of that size. Accumulated in
+    f32 or wider.
+
+    ```mlir
+    %y = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32}
+        : (tensor<?x?x512xf32>, tensor<512xf32>) -> tensor<?x?x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, Kiln_F32Tensor:$gamma, F32Attr:$epsilon);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $gamma attr-dict `:` functional-type(operands, results)";
+}
+
+// A reduction over a set of axes is one `def` below: the shape rule and the axes'
+// canonical form are this class's. Three ops rather than one with a kind attribute, as
+// the elementwise ops are: each has one meaning and its own element types (mean is f32
+// only), and the interpreter and the backend dispatch on the op as for every other.
+class Kiln_ReduceOp<string mnemonic, string what, Type tensor>
+    : Kiln_Op<mnemonic, [NoSideEffect, Kiln_SymbolicShapeOpInterface]> {
+  let summary = what # " over a set of axes";
+  let description = [{
+    `axes` are distinct dimensions of the input, negative ones counting from the end;
+    the result drops them or, with `keep_dim`, keeps each as a dimension of size 1.
+    Dynamic dimensions may be reduced.
+
+    ```mlir
+    %s = kiln.}] # mnemonic # [{ %x {axes = [-1], keep_dim = true}
+        : (tensor<?x?x512xf32>) -> tensor<?x?x1xf32>
+    ```
+  }];
+  let arguments = (ins tensor:$input, I64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "false">:$keep_dim);
+  let results = (outs tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    ::kiln::ShapeResult inferSymbolicShape(::llvm::ArrayRef<::kiln::SymShape> operands) {
+      return ::kiln::shape_rules::reduce(getOperationName().drop_front(5), operands[0],
+                                         ::mlir::extractFromI64ArrayAttr(axes()),
+                                         keep_dim());
+    }
+    /// The reduced axes in [0, rank), ascending (the verifier has checked them).
+    ::llvm::SmallVector<int64_t, 4> reducedAxes() {
+      return ::kiln::shape_rules::normaliseAxes(
+          ::mlir::extractFromI64ArrayAttr(axes()),
+          input().getType().cast<::mlir::ShapedType>().getRank());
+    }
+  }];
+}
+
+// f32 or i32; the sum of no elements is 0.
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", "sum", RankedTensorOf<[F32, I32]>>;
+// f32: the sum divided by the product of the reduced sizes (NaN when that is 0).
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "mean", Kiln_F32Tensor>;
+// f32 or i32; a NaN makes the result NaN, an all -inf set gives -inf, and no elements
+// to take the maximum of is a run-time error.
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", "maximum", RankedTensorOf<[F32, I32]>>;
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

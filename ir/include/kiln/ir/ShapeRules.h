@@ -74,6 +74,8 @@ ShapeResult broadcast(llvm::ArrayRef<SymDim> lhs, llvm::ArrayRef<SymDim> rhs);
 ShapeResult softmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 ShapeResult layerNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma,
                       llvm::ArrayRef<SymDim> beta);
+/// input [..., D], gamma [D] -> the input's shape.
+ShapeResult rmsNorm(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> gamma);
 ShapeResult reshape(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> newShape);
 ShapeResult transpose(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> permutation);
 
@@ -85,6 +87,12 @@ ShapeResult linear(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> weight,
 ShapeResult logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// The input's shape without `axis`.
 ShapeResult argmax(llvm::ArrayRef<SymDim> input, int64_t axis);
+/// The input's shape without `axes` (with keepDim: with 1 there). `axes` are distinct,
+/// at least one, each in [-rank, rank); `op` names the reduction in messages.
+ShapeResult reduce(llvm::StringRef op, llvm::ArrayRef<SymDim> input,
+                   llvm::ArrayRef<int64_t> axes, bool keepDim);
+/// `axes` in [-rank, rank) as [0, rank), ascending.
+llvm::SmallVector<int64_t, 4> normaliseAxes(llvm::ArrayRef<int64_t> axes, int64_t rank);
 /// `axis` becomes end - start; needs 0 <= start < end (<= the size where static).
 ShapeResult slice(llvm::ArrayRef<SymDim> input, int64_t axis, int64_t start, int64_t end);
 /// Same rank, compatible dims off `axis`; the `axis` dims add up ("S+1").

@@ -57,9 +57,10 @@ def FuseKernels : Pass<"kiln-fuse-kernels", "mlir::FuncOp"> {
   let description = [{
     Forms `kiln.fusion` groups, each one kernel:
 
-    * a `kiln.layer_norm` with the elementwise ops of its input's shape that only it
-      reads (the residual add before a post-norm LayerNorm): its prologue;
-    * a `kiln.linear`, `kiln.matmul` or `kiln.layer_norm` with the chain of elementwise
+    * a `kiln.layer_norm` or `kiln.rms_norm` with the elementwise ops of its input's
+      shape that only it reads (the residual add before a post-norm LayerNorm): its
+      prologue;
+    * a `kiln.linear`, `kiln.matmul`, `kiln.layer_norm` or `kiln.rms_norm` with the chain of elementwise
       ops (add, sub, mul, div, scale, relu, gelu, masked_fill) that consumes its result
       alone: its epilogue (bias, activation, residual add);
     * a chain of elementwise ops, each read only by the next: one pointwise kernel.
