@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompiledModel.h"
 #include "Safetensors.h"
 
 #include "kiln/backends/reference/Interpreter.h"
@@ -21,6 +22,9 @@
 
 using namespace kiln;
 using namespace kiln::dsl;
+using kiln::test::CompiledModel;
+using kiln::test::loadOrFail;
+using kiln::test::take;
 
 kiln::dsl::Model buildTransformerTiny();
 
@@ -40,71 +44,8 @@ std::string libraryOf(const std::string &config) {
   return KILN_BASE_LIBRARY;
 }
 
-/// Frees a status; returns its message, or "" when OK.
-std::string take(kiln_status *status) {
-  if (!status)
-    return "";
-  std::string message = kiln_status_get_message(status);
-  kiln_status_free(status);
-  return message.empty() ? "(error without message)" : message;
-}
-
-/// A compiled model with PyTorch's weights loaded.
-class CompiledModel {
-public:
-  CompiledModel(const std::string &config) {
-    error_ = take(kiln_model_open(libraryOf(config).c_str(), &model_));
-    if (error_.empty())
-      error_ = take(kiln_weights_open(
-          model_, (dataDir(config) + "/weights.safetensors").c_str(), &weights_));
-    if (error_.empty())
-      error_ = take(kiln_session_create(model_, weights_, nullptr, &session_));
-  }
-  ~CompiledModel() {
-    kiln_session_release(session_);
-    kiln_weights_release(weights_);
-    kiln_model_release(model_);
-  }
-  const std::string &error() const { return error_; }
-
-  /// Runs `entry` on the named tensors; returns the error message or "".
-  std::string run(const std::string &entry, const reference::TensorMap &inputs,
-                  const std::vector<std::string> &names) {
-    std::vector<kiln_tensor> raw;
-    for (const std::string &name : names) {
-      const reference::HostTensor &t = inputs.at(name);
-      raw.push_back({name.c_str(), t.isInt ? KILN_DTYPE_I32 : KILN_DTYPE_F32,
-                     static_cast<int32_t>(t.shape.size()), t.shape.data(),
-                     t.isInt ? static_cast<const void *>(t.i32.data()) : t.f32.data()});
-    }
-    return take(kiln_session_run(session_, entry.c_str(), raw.data(), raw.size()));
-  }
-
-  std::vector<float> output(const std::string &name) {
-    kiln_tensor out;
-    if (!take(kiln_session_get_output(session_, name.c_str(), &out)).empty())
-      return {};
-    size_t n = 1;
-    for (int32_t i = 0; i < out.rank; ++i)
-      n *= out.shape[i];
-    const float *data = static_cast<const float *>(out.data);
-    return std::vector<float>(data, data + n);
-  }
-
-private:
-  kiln_model *model_ = nullptr;
-  kiln_weights *weights_ = nullptr;
-  kiln_session *session_ = nullptr;
-  std::string error_;
-};
-
-reference::TensorMap load(const std::string &path) {
-  auto tensors = test::readSafetensors(path);
-  if (!tensors) {
-    ADD_FAILURE() << llvm::toString(tensors.takeError());
-    return {};
-  }
-  return std::move(*tensors);
+CompiledModel compiled(const std::string &config) {
+  return CompiledModel(libraryOf(config), dataDir(config) + "/weights.safetensors");
 }
 
 struct Case {
@@ -122,9 +63,10 @@ class Conformance : public testing::TestWithParam<Case> {};
 
 TEST_P(Conformance, EncodeAndDecodeMatchPyTorch) {
   const Case &c = GetParam();
-  CompiledModel model(c.config);
+  CompiledModel model = compiled(c.config);
   ASSERT_EQ(model.error(), "");
-  reference::TensorMap data = load(dataDir(c.config) + "/" + c.batch + ".safetensors");
+  reference::TensorMap data =
+      loadOrFail(dataDir(c.config) + "/" + c.batch + ".safetensors");
   ASSERT_FALSE(data.empty());
 
   ASSERT_EQ(model.run("encode", data, {"src_ids", "src_lengths"}), "");
@@ -149,8 +91,8 @@ INSTANTIATE_TEST_SUITE_P(PyTorch, Conformance,
 TEST(ConformanceReference, InterpreterMatchesPyTorch) {
   Model model = buildTransformerTiny();
   ASSERT_TRUE(model.ok());
-  reference::TensorMap weights = load(dataDir("tiny") + "/weights.safetensors");
-  reference::TensorMap data = load(dataDir("tiny") + "/b3.safetensors");
+  reference::TensorMap weights = loadOrFail(dataDir("tiny") + "/weights.safetensors");
+  reference::TensorMap data = loadOrFail(dataDir("tiny") + "/b3.safetensors");
   auto memory = reference::run(
       model.module(), "encode",
       {{"src_ids", data["src_ids"]}, {"src_lengths", data["src_lengths"]}}, weights);
@@ -169,13 +111,13 @@ TEST(ConformanceReference, InterpreterMatchesPyTorch) {
 class ConformanceBadInput : public testing::Test {
 protected:
   void SetUp() override {
-    data_ = load(dataDir("tiny") + "/b3.safetensors");
+    data_ = loadOrFail(dataDir("tiny") + "/b3.safetensors");
     ASSERT_FALSE(data_.empty());
     ASSERT_EQ(model_.error(), "");
   }
   std::string encode() { return model_.run("encode", data_, {"src_ids", "src_lengths"}); }
 
-  CompiledModel model_{"tiny"};
+  CompiledModel model_ = compiled("tiny");
   reference::TensorMap data_;
 };
 

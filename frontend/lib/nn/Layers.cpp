@@ -8,14 +8,37 @@ using namespace kiln;
 using namespace kiln::dsl;
 using namespace kiln::dsl::nn;
 
-Linear::Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out)
+Linear::Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out,
+               bool bias)
     : module_(m, "nn::Linear", prefix),
-      weight_(m.parameter(prefix + ".weight", {out, in})),
-      bias_(m.parameter(prefix + ".bias", {out})) {}
+      weight_(m.parameter(prefix + ".weight", {out, in})) {
+  if (bias)
+    bias_ = m.parameter(prefix + ".bias", {out});
+}
 
 Tensor Linear::operator()(const Tensor &x, std::source_location loc) const {
   auto scope = module_.enter(loc);
-  return linear(x, weight_, bias_);
+  if (!bias_)
+    return matmul(x, weight_, /*transposeLhs=*/false, /*transposeRhs=*/true);
+  return linear(x, weight_, *bias_);
+}
+
+Conv1D::Conv1D(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out)
+    : module_(m, "nn::Conv1D", prefix),
+      weight_(m.parameter(prefix + ".weight", {in, out})),
+      bias_(m.parameter(prefix + ".bias", {out})), out_(out) {}
+
+Tensor Conv1D::operator()(const Tensor &x, std::source_location loc) const {
+  auto scope = module_.enter(loc);
+  return columns(x, 0, out_);
+}
+
+Tensor Conv1D::columns(const Tensor &x, int64_t begin, int64_t end,
+                       std::source_location loc) const {
+  auto scope = module_.enter(loc);
+  if (begin == 0 && end == out_)
+    return matmul(x, weight_) + bias_;
+  return matmul(x, slice(weight_, 1, begin, end)) + slice(bias_, 0, begin, end);
 }
 
 LayerNorm::LayerNorm(ModelBuilder &m, const std::string &prefix, int64_t dim,
@@ -29,6 +52,29 @@ Tensor LayerNorm::operator()(const Tensor &x, std::source_location loc) const {
   return layerNorm(x, weight_, bias_, epsilon_);
 }
 
+RMSNorm::RMSNorm(ModelBuilder &m, const std::string &prefix, int64_t dim, float epsilon)
+    : module_(m, "nn::RMSNorm", prefix), weight_(m.parameter(prefix + ".weight", {dim})),
+      epsilon_(epsilon) {}
+
+Tensor RMSNorm::operator()(const Tensor &x, std::source_location loc) const {
+  auto scope = module_.enter(loc);
+  return rmsNorm(x, weight_, epsilon_);
+}
+
+Tensor nn::activate(const Tensor &x, Activation activation) {
+  switch (activation) {
+  case Activation::ReLU:
+    return relu(x);
+  case Activation::GELU:
+    return gelu(x);
+  case Activation::GELUTanh:
+    return geluTanh(x);
+  case Activation::SiLU:
+    return silu(x);
+  }
+  return {};
+}
+
 FeedForward::FeedForward(ModelBuilder &m, const std::string &prefix, int64_t dModel,
                          int64_t dFF, Activation activation)
     : module_(m, "nn::FeedForward", prefix), linear1_(m, prefix + "linear1", dModel, dFF),
@@ -36,9 +82,7 @@ FeedForward::FeedForward(ModelBuilder &m, const std::string &prefix, int64_t dMo
 
 Tensor FeedForward::operator()(const Tensor &x, std::source_location loc) const {
   auto scope = module_.enter(loc);
-  Tensor hidden = linear1_(x);
-  hidden = activation_ == Activation::GELU ? gelu(hidden) : relu(hidden);
-  return linear2_(hidden);
+  return linear2_(activate(linear1_(x), activation_));
 }
 
 Embedding::Embedding(ModelBuilder &m, const std::string &prefix, int64_t vocab,

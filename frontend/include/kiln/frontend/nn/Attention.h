@@ -14,6 +14,16 @@
 
 namespace kiln::dsl::nn {
 
+/// [B, T, H·Dh] -> [B, H, T, Dh]
+Tensor splitHeads(const Tensor &x, int64_t heads);
+/// [B, H, T, Dh] -> [B, T, H·Dh]
+Tensor mergeHeads(const Tensor &x);
+/// softmax(q·kᵀ/√Dh + mask)·v of q [B, H, Tq, Dh] over k, v [B, H, Tk, Dh], heads
+/// merged: [B, Tq, H·Dh]. Written so that kiln-fuse-attention finds it; `mask` is
+/// additive (0 or -inf) and broadcasts to [B, H, Tq, Tk].
+Tensor scaledDotProductAttention(const Tensor &q, const Tensor &k, const Tensor &v,
+                                 const std::optional<Tensor> &mask);
+
 /// torch.nn.MultiheadAttention's parameters: `PREFIX.in_proj_weight` [3D, D] (q, k, v
 /// stacked by rows), `PREFIX.in_proj_bias` [3D], `PREFIX.out_proj.{weight,bias}`.
 class MultiHeadAttention {
@@ -42,10 +52,6 @@ public:
                 std::source_location loc = std::source_location::current()) const;
 
 private:
-  /// [B, T, D] -> [B, H, T, D/H]
-  Tensor splitHeads(const Tensor &x) const;
-  /// [B, H, T, D/H] -> [B, T, D]
-  Tensor mergeHeads(const Tensor &x) const;
   /// Rows [part·D, (part+1)·D) of the stacked input projection.
   Tensor project(const Tensor &x, int part) const;
 

@@ -12,18 +12,41 @@
 #include "kiln/frontend/Ops.h"
 #include "kiln/frontend/nn/Module.h"
 
+#include <optional>
+
 namespace kiln::dsl::nn {
 
-/// y = x·Wᵀ + b with W stored [out, in] (`PREFIX.weight`, `PREFIX.bias`).
+/// y = x·Wᵀ + b with W stored [out, in] (`PREFIX.weight`, `PREFIX.bias`); without
+/// `bias`, y = x·Wᵀ and no `PREFIX.bias` (LLaMA's projections).
 class Linear {
 public:
-  Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out);
+  Linear(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out,
+         bool bias = true);
   Tensor operator()(const Tensor &x,
                     std::source_location loc = std::source_location::current()) const;
 
 private:
   Module module_;
+  Parameter weight_;
+  std::optional<Parameter> bias_;
+};
+
+/// GPT-2's Conv1D: y = x·W + b with W stored [in, out] (`PREFIX.weight`,
+/// `PREFIX.bias`), so that GPT-2 checkpoints load under their own names, unconverted.
+class Conv1D {
+public:
+  Conv1D(ModelBuilder &m, const std::string &prefix, int64_t in, int64_t out);
+  Tensor operator()(const Tensor &x,
+                    std::source_location loc = std::source_location::current()) const;
+  /// Output columns [begin, end) only: one of the q | k | v parts of a packed
+  /// projection (GPT-2's c_attn).
+  Tensor columns(const Tensor &x, int64_t begin, int64_t end,
+                 std::source_location loc = std::source_location::current()) const;
+
+private:
+  Module module_;
   Parameter weight_, bias_;
+  int64_t out_;
 };
 
 /// LayerNorm over the last dimension (`PREFIX.weight`, `PREFIX.bias`).
@@ -39,7 +62,26 @@ private:
   float epsilon_;
 };
 
-enum class Activation { ReLU, GELU };
+/// LLaMA's RMSNorm over the last dimension: x · rsqrt(mean(x²) + eps) · weight
+/// (`PREFIX.weight`, no bias).
+class RMSNorm {
+public:
+  RMSNorm(ModelBuilder &m, const std::string &prefix, int64_t dim, float epsilon);
+  Tensor operator()(const Tensor &x,
+                    std::source_location loc = std::source_location::current()) const;
+
+private:
+  Module module_;
+  Parameter weight_;
+  float epsilon_;
+};
+
+/// GELU is the exact (erf) one; GELUTanh its tanh approximation (GPT-2's gelu_new,
+/// PyTorch's gelu(approximate="tanh")); SiLU is x·sigmoid(x).
+enum class Activation { ReLU, GELU, GELUTanh, SiLU };
+
+/// `activation` applied elementwise.
+Tensor activate(const Tensor &x, Activation activation);
 
 /// The position-wise feed-forward network: linear2(act(linear1(x))).
 class FeedForward {
