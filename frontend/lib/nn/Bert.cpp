@@ -60,7 +60,7 @@ Tensor BertClassifier::operator()(const Tensor &ids, const Tensor &tokenTypes,
 
 void BertClassifier::declareEntries(ModelBuilder &m, std::source_location loc) const {
   auto scope = module_.enter(loc);
-  Dim batch = dyn("B"), length = dyn("S");
+  Dim batch = dyn("B"), length = dyn("S", config_.maxPositions);
   Entry classify = m.entry("classify");
   Tensor ids = classify.input("ids", DType::I32, {batch, length}, {0, config_.vocab - 1});
   Tensor types = classify.input("token_type_ids", DType::I32, {batch, length},

@@ -229,11 +229,13 @@ void DecoderOnlyLM::declareEntries(ModelBuilder &m, std::source_location loc) co
   Bounds tokens{0, config_.vocab - 1};
 
   Entry forwardEntry = m.entry("forward");
-  Tensor ids = forwardEntry.input("ids", DType::I32, {batch, dyn("T")}, tokens);
+  Tensor ids = forwardEntry.input("ids", DType::I32,
+                                  {batch, dyn("T", config_.maxPositions)}, tokens);
   forwardEntry.output("logits", forward(ids));
 
   Entry prefillEntry = m.entry("prefill");
-  Tensor prompt = prefillEntry.input("ids", DType::I32, {batch, dyn("N")}, tokens);
+  Tensor prompt = prefillEntry.input("ids", DType::I32,
+                                     {batch, dyn("N", config_.maxPositions)}, tokens);
   prefillEntry.output("logits", prefill(prefillEntry, prompt));
 
   Entry stepEntry = m.entry("step");
