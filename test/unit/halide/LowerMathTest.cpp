@@ -93,4 +93,14 @@ TEST_F(HalideLowerMath, LimitsAreInfiniteOrSaturatedNeverNaN) {
   EXPECT_EQ(apply("gelu_tanh", {-1e30f, 1e30f}), (std::vector<float>{-0.0f, 1e30f}));
 }
 
+TEST_F(HalideLowerMath, RotaryOfBothStylesAgainstTheInterpreter) {
+  for (const char *style : {"half", "interleaved"}) {
+    load({"tensor<?x?x?x32xf32>", "tensor<?xi32>"}, "tensor<?x?x?x32xf32>",
+         std::string("kiln.rotary %arg0, %arg1 {base = 1.0e4 : f32, style = \"") + style +
+             "\"} : (tensor<?x?x?x32xf32>, tensor<?xi32>) -> tensor<?x?x?x32xf32>");
+    for (Shape s : {Shape{1, 1, 1, 32}, Shape{2, 3, 17, 32}})
+      check({randomTensor(s, seed++), randomInts({s[2]}, seed++, 0, 4096)});
+  }
+}
+
 } // namespace
