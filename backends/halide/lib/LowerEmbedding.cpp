@@ -190,7 +190,8 @@ KernelAlgorithm lowerRotary(RotaryOp op) {
   Extents extents = extentsOf(tensorType(op.result()));
   int features = static_cast<int>(extents[0]); // static, positive, even: the verifier
   int half = features / 2;
-  double base = op.base().convertToDouble();
+  // In double from the f32 attribute, as the interpreter computes it.
+  double base = op.base().convertToFloat();
   Halide::Buffer<double> frequency(half, "rotary_frequency");
   for (int i = 0; i < half; ++i)
     frequency(i) = std::pow(base, -2.0 * i / features);

@@ -338,6 +338,48 @@ std::vector<BenchCase> cases() {
                  {{8, 128, 2048}},
                  {8, 128, 2048},
                  0});
+  all.push_back({"tanh_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.tanh %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"sigmoid_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.sigmoid %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"silu_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.silu %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"gelu_tanh_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.gelu_tanh %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"exp_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.exp %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
+  all.push_back({"rsqrt_8x128x2048",
+                 {"tensor<?x?x2048xf32>"},
+                 "tensor<?x?x2048xf32>",
+                 "kiln.rsqrt %arg0 : tensor<?x?x2048xf32>",
+                 {{8, 128, 2048}},
+                 {8, 128, 2048},
+                 0});
   all.push_back({"log_softmax_8x32000",
                  {"tensor<?x32000xf32>"},
                  "tensor<?x32000xf32>",
@@ -435,6 +477,26 @@ std::vector<BenchCase> cases() {
                  {2048, 512},
                  0,
                  {{0, 2047}}});
+  // LLaMA-7B's heads at a 512-token prefill, batch 1: [1, 32, 512, 128].
+  all.push_back({"rotary_half_1x32x512x128",
+                 {"tensor<?x32x?x128xf32>", "tensor<?xi32>"},
+                 "tensor<?x32x?x128xf32>",
+                 "kiln.rotary %arg0, %arg1 {base = 1.0e4 : f32, style = \"half\"} : "
+                 "(tensor<?x32x?x128xf32>, tensor<?xi32>) -> tensor<?x32x?x128xf32>",
+                 {{1, 32, 512, 128}, {512}},
+                 {1, 32, 512, 128},
+                 0,
+                 {{1, 0}, {0, 511}}});
+  all.push_back(
+      {"rotary_interleaved_1x32x512x128",
+       {"tensor<?x32x?x128xf32>", "tensor<?xi32>"},
+       "tensor<?x32x?x128xf32>",
+       "kiln.rotary %arg0, %arg1 {base = 1.0e4 : f32, style = \"interleaved\"} : "
+       "(tensor<?x32x?x128xf32>, tensor<?xi32>) -> tensor<?x32x?x128xf32>",
+       {{1, 32, 512, 128}, {512}},
+       {1, 32, 512, 128},
+       0,
+       {{1, 0}, {0, 511}}});
   all.push_back({"padding_mask_8x128",
                  {"tensor<?xi32>", "tensor<?x?xi32>"},
                  "tensor<?x?xf32>",
