@@ -190,7 +190,7 @@ func @layer_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
 // -----
 
 func @rms_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>) -> tensor<2x8xf32> {
-  // expected-error @+1 {{'kiln.rms_norm' op rms_norm gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
+  // expected-error @+1 {{'kiln.rms_norm' op gamma has shape [4], expected [8] to match the last dimension of [2, 8]}}
   %0 = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32}
       : (tensor<2x8xf32>, tensor<4xf32>) -> tensor<2x8xf32>
   kiln.return %0 : tensor<2x8xf32>
@@ -199,7 +199,7 @@ func @rms_norm_gamma_shape(%x: tensor<2x8xf32>, %g: tensor<4xf32>) -> tensor<2x8
 // -----
 
 func @rms_norm_scalar(%x: tensor<f32>, %g: tensor<1xf32>) -> tensor<f32> {
-  // expected-error @+1 {{'kiln.rms_norm' op rms_norm needs an input of rank >= 1}}
+  // expected-error @+1 {{'kiln.rms_norm' op needs an input of rank >= 1}}
   %0 = kiln.rms_norm %x, %g {epsilon = 1.0e-06 : f32} : (tensor<f32>, tensor<1xf32>) -> tensor<f32>
   kiln.return %0 : tensor<f32>
 }

@@ -53,7 +53,7 @@ TEST(ErrorMessages, AWrongDtypeHintsTheCast) {
   e.output("x", embedding(table, ids));
   expectOneErrorAt(m.finish(), line,
                    "embedding needs ids of type i32, got an f32 tensor [B]; convert it "
-                   "with cast(x, DType::I32)");
+                   "with cast(ids, DType::I32)");
 }
 
 TEST(ErrorMessages, AMissingOutputPointsAtTheEntrysDeclaration) {

@@ -346,7 +346,7 @@ TEST(FrontendOps, RmsNormGammaOfTheWrongSize) {
   Tensor y = rmsNorm(x, g);
   e.output("y", y);
   expectOneErrorAt(m.finish(), line,
-                   "rms_norm gamma has shape [4], expected [8] to match the last "
+                   "rms_norm: gamma has shape [4], expected [8] to match the last "
                    "dimension of [B, 8]");
 }
 
