@@ -42,9 +42,10 @@ dsl::Model buildPositionsModel();
 /// The positions of buildTinyGptModel: its position table's rows and its caches'
 /// capacity.
 inline constexpr int64_t kTinyGptPositions = 16;
-/// A tiny GPT-style decoder-only model (vocabulary 23, 2 layers, 2 heads, d_model 16)
-/// with the entries forward(ids [B, T]), prefill(ids [B, N]) and step(ids [B, 1],
-/// position) of the decoder-only contract; key/value caches of kTinyGptPositions.
+/// A tiny nn::DecoderOnlyLM in GPT-2's layout (vocabulary 23, 2 layers, 2 heads,
+/// d_model 16) with the entries forward(ids [B, T]), prefill(ids [B, N]) and step(ids
+/// [B, 1], position) of the decoder-only contract; T and N are bounded by, and the
+/// key/value caches hold, kTinyGptPositions.
 dsl::Model buildTinyGptModel();
 
 } // namespace kiln::e2e
