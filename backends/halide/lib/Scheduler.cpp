@@ -6,18 +6,19 @@
 
 #include "Scheduler.h"
 #include "SchedulesCpu.h"
+#include "SchedulesCuda.h"
 
 using namespace kiln::halide_backend;
 
 namespace {
 
-/// The error for a GPU target, which no schedule family serves yet.
+/// The error for a GPU API other than CUDA, which no schedule family serves.
 llvm::Error noGpuSchedule(const char *kind, const Halide::Target &target) {
-  const char *api = target.has_feature(Halide::Target::CUDA) ? "CUDA" : "GPU";
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "the Halide backend has no %s schedule for %s kernels yet (target %s)", api, kind,
-      target.to_string().c_str());
+      "the Halide backend has no GPU schedule for %s kernels on target %s (only CUDA "
+      "has a GPU schedule family)",
+      kind, target.to_string().c_str());
 }
 
 } // namespace
@@ -31,6 +32,8 @@ llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> sta
   for (const KernelDescription &stage : stages) {
     llvm::Error error = std::visit(
         [&](const auto &kernel) -> llvm::Error {
+          if (target.has_feature(Halide::Target::CUDA))
+            return cuda::schedule(kernel, target);
           if (target.has_gpu_feature())
             return noGpuSchedule(kernel.kind, target);
           cpu::schedule(kernel, target);
@@ -48,6 +51,8 @@ llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> sta
 llvm::Expected<AttentionTiles>
 kiln::halide_backend::chooseAttentionTiles(const Halide::Target &target, int64_t queries,
                                            int64_t keys, int64_t valueDim) {
+  if (target.has_feature(Halide::Target::CUDA))
+    return cuda::chooseAttentionTiles(target, queries, keys, valueDim);
   if (target.has_gpu_feature())
     return noGpuSchedule(AttentionKernel::kind, target);
   return cpu::chooseAttentionTiles(target, queries, keys, valueDim);

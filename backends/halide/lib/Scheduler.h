@@ -2,10 +2,10 @@
 //
 // Every op's algorithm (Lower*.cpp) ends in kernel descriptions (Schedules.h,
 // SchedulesAttention.h) and schedules nothing itself; `schedule` applies the schedule
-// that the target's family has for each description. The only family today is the CPU
-// one (SchedulesCpu.h): a GPU target gets an error naming the kind of kernel that has
-// no GPU schedule yet. A CUDA family is a SchedulesCuda.h over the same descriptions
-// and one branch in Scheduler.cpp; no algorithm changes.
+// that the target's family has for each description: the CPU family (SchedulesCpu.h)
+// or, for a target with the CUDA feature, the CUDA family (SchedulesCuda.h), over the
+// same descriptions; no algorithm changes. A kind of kernel that a family cannot
+// schedule is an error naming it.
 //
 //===----------------------------------------------------------------------===//
 
