@@ -40,6 +40,7 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   p.transposeRhs = transposeRhs;
   const Extents &lhsExt = p.lhsExt, &rhsExt = p.rhsExt;
   ImageParam lhs = p.lhs, rhs = p.rhs;
+  kernel.lhs = lhs;
   int rank = static_cast<int>(kernel.extents.size());
   kernel.transposeRhs = transposeRhs;
   kernel.lhsVaries.assign(rank, false);

@@ -57,6 +57,8 @@ struct MatmulKernel {
   Halide::Func output;
   /// The accumulator: 0, then one update over `k`.
   Halide::Func product;
+  /// The lhs as the product reads it (a GPU schedule stages its tiles in shared memory).
+  Halide::ImageParam lhs;
   /// The rhs indexed (n, k, rhs batch...), n clamped. A schedule may stage it per
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).
