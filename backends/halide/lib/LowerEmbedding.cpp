@@ -51,8 +51,10 @@ void printEmbedding(EmbeddingOp op, llvm::raw_ostream &os) {
 /// `require`, which the runtime reports as "embedding of 'wpe.weight' (32 rows): index
 /// 39 out of range"), never clamped: a clamped id is a wrong row, silently. Either way
 /// bounds inference is promised the table's rows, as it cannot see the proof or the
-/// check.
-KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
+/// check. On a GPU target the checked ids are a stage of their own that runs on the
+/// host (PointwiseKernel::onHost): device code cannot raise the message, and the ids
+/// are a few integers per token.
+FailureOr<KernelAlgorithm> lowerEmbedding(EmbeddingOp op, const Halide::Target &target) {
   ImageParam table = makeInput(op.table(), "table"), ids = makeInput(op.ids(), "ids");
   Extents tableExt = extentsOf(tensorType(op.table()));
   Extents extents = extentsOf(tensorType(op.result()));
@@ -60,6 +62,7 @@ KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
   std::vector<Var> idVars(vars.begin() + 1, vars.end());
   Expr rows = extentOf(table, tableExt, 1);
   Expr id = ids(idVars);
+  KernelAlgorithm algorithm{{table, ids}, {}};
   if (embeddingChecksIds(op)) {
     // Halide joins the message's parts with spaces: a static row count goes in the text.
     std::string what = std::string(abi::kRequirementMarker) + "embedding of '" +
@@ -72,13 +75,21 @@ KernelAlgorithm lowerEmbedding(EmbeddingOp op) {
             : Halide::require(id >= 0 && id < rows, id,
                               what + "' (" + std::to_string(staticRows) + " rows): index",
                               id, "out of range");
+    if (target.has_gpu_feature()) {
+      Func checked("checked_ids");
+      checked(idVars) = id;
+      id = checked(idVars);
+      algorithm.stages.push_back(
+          PointwiseKernel{checked, idVars, extentsOf(tensorType(op.ids())), true});
+    }
   }
   Func output("result");
   output(vars) = table(vars[0], Halide::unsafe_promise_clamped(id, 0, rows - 1));
   std::vector<Expr> source = {extentOf(table, tableExt, 0)};
   for (size_t d = 0; d < idVars.size(); ++d)
     source.push_back(ids.dim(static_cast<int>(d)).extent());
-  return {{table, ids}, {finishPointwise(output, vars, extents, source)}};
+  algorithm.stages.push_back(finishPointwise(output, vars, extents, source));
+  return algorithm;
 }
 
 KernelAlgorithm lowerRange(RangeOp op) {

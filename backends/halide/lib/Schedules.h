@@ -37,6 +37,9 @@ struct PointwiseKernel {
   /// The output's Vars, Halide dimension order.
   std::vector<Halide::Var> vars;
   Extents extents;
+  /// Raises Halide errors (a checked embedding's ids), which device code cannot: a GPU
+  /// schedule leaves it on the host.
+  bool onHost = false;
 };
 
 /// A transpose that moves the innermost dimension: a 2-D tile transpose at heart.

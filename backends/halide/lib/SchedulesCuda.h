@@ -39,6 +39,11 @@ llvm::Expected<AttentionTiles> chooseAttentionTiles(const Halide::Target &target
 /// The error of a kind of kernel that has no CUDA schedule (yet).
 llvm::Error noSchedule(const char *kind, const Halide::Target &target);
 
+/// Maps `loops` (innermost first) of `stage` to one launch: loops[0], whose static
+/// extent is `innerExtent` (or kDynamicExtent), to the threads, the rest to the blocks.
+void mapToGrid(Halide::Stage stage, std::vector<Halide::VarOrRVar> loops,
+               int64_t innerExtent);
+
 } // namespace kiln::halide_backend::cuda
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULESCUDA_H

@@ -429,15 +429,19 @@ TEST_F(HalideLowerInterface, GpuTargetIsAnErrorNamingTheKernelKind) {
     return mlir::success();
   });
   Halide::Target cuda = Halide::get_host_target().with_feature(Halide::Target::CUDA);
-  // Pointwise kernels have a CUDA schedule; the kinds still without one are named.
-  EXPECT_TRUE(mlir::succeeded(lowerOp(m[0], cuda)));
-  for (mlir::Operation *op : {m[1], m[2]})
-    EXPECT_TRUE(mlir::failed(lowerOp(op, cuda))) << op->getName().getStringRef().str();
-  ASSERT_EQ(messages.size(), 2u);
-  const char *kinds[] = {"matmul", "attention"};
-  for (int i = 0; i < 2; ++i)
-    EXPECT_NE(messages[i].find(std::string("no CUDA schedule for ") + kinds[i] +
-                               " kernels yet"),
+  // Pointwise and matmul kernels have a CUDA schedule.
+  for (mlir::Operation *op : {m[0], m[1]})
+    EXPECT_TRUE(mlir::succeeded(lowerOp(op, cuda))) << op->getName().getStringRef().str();
+  EXPECT_TRUE(messages.empty()) << messages.front();
+  // A GPU API other than CUDA has no schedule family: each kind is named.
+  Halide::Target opencl = Halide::get_host_target().with_feature(Halide::Target::OpenCL);
+  for (mlir::Operation *op : m)
+    EXPECT_TRUE(mlir::failed(lowerOp(op, opencl))) << op->getName().getStringRef().str();
+  ASSERT_EQ(messages.size(), 3u);
+  const char *kinds[] = {"pointwise", "matmul", "attention"};
+  for (int i = 0; i < 3; ++i)
+    EXPECT_NE(messages[i].find(std::string("no GPU schedule for ") + kinds[i] +
+                               " kernels on target"),
               std::string::npos)
         << messages[i];
   // The host target (no GPU feature) lowers the same ops.
