@@ -201,12 +201,18 @@ void scheduleMatrixVector(const MatmulKernel &kernel, int rowDim) {
       product.update().split(kernel.k.x, ko, ki, kLanes, kGuard).rfactor(ki, lane);
   product.update().reorder(ki, n, row).gpu_threads(n, row);
 
-  // Per lane: every kLanes-th k of its column, for all the block's rows.
-  partial.compute_at(out, block).gpu_threads(lane, n);
-  std::vector<VarOrRVar> loops = {row};
-  loops.insert(loops.end(), batch.begin(), batch.end());
-  for (VarOrRVar v : std::vector<VarOrRVar>{ko, lane, n})
+  // Per lane: every kLanes-th k of its column, for all the block's rows. The lanes
+  // are the innermost thread loop (Halide numbers thread dimensions by nesting, x
+  // innermost), so that a warp's lanes read consecutive k.
+  std::vector<VarOrRVar> perLane = {row};
+  perLane.insert(perLane.end(), batch.begin(), batch.end());
+  std::vector<VarOrRVar> initLoops = perLane, loops = perLane;
+  loops.push_back(ko);
+  for (VarOrRVar v : {VarOrRVar(lane), VarOrRVar(n)}) {
+    initLoops.push_back(v);
     loops.push_back(v);
+  }
+  partial.compute_at(out, block).reorder(initLoops).gpu_threads(lane, n);
   partial.update().reorder(loops).gpu_threads(lane, n);
   if (isStatic(rows))
     partial.update().unroll(row);
