@@ -8,15 +8,19 @@
 //   unlike it, the operand tiles go through shared memory). A block computes a 64 x 64
 //   output tile with 16 x 16 threads, each holding a 4 x 4 register tile. K is walked
 //   in chunks of 32: the block stages the lhs tile (64 rows x 32) and the rhs tile (64
-//   columns x 32) in shared memory, each with a warp along the operand's contiguous
-//   dimension (k for a `transpose_rhs` weight, [out, in], and for the lhs; n for a
-//   plain rhs) so that every global load is a 128-byte row; then every thread
+//   columns x 32) in shared memory with the same 16 x 16 threads, 16 consecutive ones
+//   (a half warp) along the operand's contiguous dimension (k for a `transpose_rhs`
+//   weight, [out, in], and for the lhs; n for a plain rhs), so that every global load
+//   is whole 64-byte rows (two 32-byte sectors); a staging with 32 threads along a row
+//   would make Halide launch 32 x 16 threads for every stage. Then every thread
 //   accumulates its 4 x 4 tile over the chunk in registers (rfactor over the chunks)
 //   and adds it to the block's accumulator tile in shared memory, one read and write
-//   per output per 32 k. Shared memory per block: accumulator 16 KiB + lhs tile
-//   64 x 33 x 4 = 8.3 KiB + rhs tile 8.3 KiB = 33 KiB, under the 48 KiB default
-//   (rows padded by one element so that a warp reading a column of a staged tile hits
-//   32 banks). Halide 14 cannot keep a per-thread register tile alive across a loop at
+//   per output per 32 k. Staged rows are padded by one element so that a warp reading
+//   a column of a staged tile hits 32 banks. Shared memory per block: accumulator
+//   64 x 64 x 4 = 16 KiB, rhs tile 32 x 65 x 4 = 8.3 KiB, lhs tile 64 x 65 x 4 = 16.6
+//   KiB (its rows are padded for the longer of k and m, as the description does not
+//   say whether the lhs is transposed), 41 KiB in all, under the 48 KiB default.
+//   Halide 14 cannot keep a per-thread register tile alive across a loop at
 //   the block level (an allocation there is per block), which is why the accumulator
 //   lives in shared memory between chunks. Static extents below the tile shrink it.
 // - A matrix-vector product for a `transpose_rhs` weight read by few rows (a decode
@@ -24,11 +28,13 @@
 //   block idle and read each weight once per 64 rows that are not there. Instead a
 //   block takes 8 (or 4) output columns for up to 8 rows; per column a warp splits k
 //   over its 32 lanes (consecutive lanes read consecutive k of the weight row: each
-//   load a 128-byte row), each lane reusing its weight value for every row, and the
-//   32 lane sums are added at the end. It is chosen for a static row count of at most
-//   8, and for rows taken from a dynamic batch dimension over a static m of 1 (the
-//   decode step's [B, 1, K] x W^T), where the batch is the beam or the batch of
-//   requests; a plain rhs with few rows keeps the tiled schedule, shrunk to its rows.
+//   load a 128-byte row), each lane reusing its weight value for every row (its sums
+//   stay in registers across the k loop: LLVM promotes them, as the PTX shows), and
+//   one thread per output adds the 32 lane sums from shared memory at the end. It is
+//   chosen for a static row count of at most 8, and for rows taken from a dynamic batch
+//   dimension over a static m of 1 (the decode step's [B, 1, K] x W^T), where the batch
+//   is the beam or the batch of requests; a plain rhs with few rows keeps the tiled
+//   schedule, shrunk to its rows.
 //
 // Batch dimensions and tiles are fused onto the blocks (one launch per kernel), tails
 // are GuardWithIf (dynamic extents), the accumulators have the full tile's size and
