@@ -126,6 +126,8 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
           vExt = extentsOf(tensorType(op.value()));
   KernelAlgorithm lowered;
   lowered.inputs = {q, k, v};
+  kernel.key = k;
+  kernel.value = v;
 
   // Sizes, each taken from a static type where one has it, and the other operands'
   // dynamic extents tied to it (a caller whose buffers disagree gets Halide's error).

@@ -61,6 +61,9 @@ struct AttentionKernel {
   /// weights . v of one key tile, (c, ii, t, qt, batch...): 0, then one update over
   /// `keys`.
   Halide::Func weighted;
+  /// The key and value inputs, which `scores` and `weighted` read: a schedule may stage
+  /// a key tile's rows of them (ImageParam::in).
+  Halide::ImageParam key, value;
   Halide::Var c{"c"}, i{"i"}, ii{"ii"}, jj{"jj"}, t{"t"}, qt{"qt"};
   /// The output's batch dimensions (Halide dimensions 2...).
   std::vector<Halide::Var> batch;
