@@ -29,12 +29,27 @@
 //
 // linear is the matmul with transpose_rhs plus a bias: the same schedules, the bias
 // added as the output tile is stored. It costs nothing measurable (the matmul of
-// [128,512] x [2048,512]^T without it: 99 / 192-194 in the same runs). The matrix-
-// vector products read each weight once, so they are bound by where the weight
-// lies: L2 for [1,512] x [512,512]^T (1 MB, ~90 GB/s a core), DRAM for the [32000,
-// 512] output projection, where they reach half of a plain streaming read (21 GB/s a
-// core); prefetching the next tile's 12 KB of weight rows (Halide's prefetch, at the
-// tile or the k loop) and 2-12-column tiles did not change that.
+// [128,512] x [2048,512]^T without it: 99 / 192-194 in the same runs).
+//
+// The matrix-vector products of a decode step read each weight once, from DRAM (the
+// base Transformer's step reads 104 MB, the L3 holds 32), so they are bound by how
+// the weight is read. The register tile reads its 6 weight rows side by side, six
+// streams 2 KB apart (K = 512), and for a batch of 1 also computes 3 clamped copies
+// of the row; the matrix-vector order reads one row after the next, one stream a
+// core, as bench/stream_read does. transformer_base decode_step at batch 1
+// (bench/generate_bench --profile, old and new alternated 3 times, load average 12 on
+// the shared 2-core machine; mean us per call, 2 threads):
+//
+//   weight                     register tile   matrix-vector
+//   [1536, 512] q/k/v             680-946         319-402
+//   [512, 512] out projections    282-302         119-164
+//   [2048, 512] + ReLU           1096-1201        484-585
+//   [512, 2048]                   564-640         359-462
+//   [8000, 512] logits           4462-4706       3507-3816
+//   whole step                  25.7-27.0 ms    15.4-17.4 ms  (same tokens)
+//
+// and at batch 8 (register tile either way) 33.9-36.1 vs 34.2-34.7 ms a step.
+// KernelBench's gemv_b* cases time them alone, the weight from DRAM.
 //
 // Dynamic extents need tails: the output's loops use GuardWithIf (a predicated vector
 // store on x86, never a scalar loop), the accumulators round up (the algorithm clamps
