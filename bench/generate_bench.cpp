@@ -4,13 +4,14 @@
 // here.
 //
 //   generate_bench MODEL.so WEIGHTS.safetensors SOURCES.txt [--batch B] [--tokens N]
-//                  [--repeat R] [--decoder kv|prefix]
+//                  [--repeat R] [--decoder kv|prefix] [--profile 1]
 //
 // SOURCES.txt has one source per line, token ids separated by spaces; the first B are
 // used. Prints the median tokens/s over R timed runs (after one warm-up run), the median
 // time of one step() over those runs' steps (for the KV-cache decoder: one decode_step
 // plus the log-softmax of its logits), and the tokens each row generated ("row I:
-// ids...").
+// ids..."). --profile 1 also prints every run's kernel calls (the warm-up's too) by
+// kernel (calls, mean and total time), to see where a step's time goes.
 #include "kiln/generate.h"
 
 #include <algorithm>
@@ -55,19 +56,30 @@ double median(std::vector<double> values) {
   return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
+/// The recorded kernel calls by kernel, the costliest first.
+void printProfile(const kiln::Session &session) {
+  std::printf("%-44s %8s %10s %10s\n", "kernel", "calls", "mean us", "total ms");
+  for (const kiln_profile_row &row : session.profileSummary(KILN_PROFILE_BY_KERNEL))
+    std::printf("%-44s %8llu %10.2f %10.3f\n", row.name,
+                static_cast<unsigned long long>(row.calls),
+                double(row.total_ns) / 1e3 / double(row.calls),
+                double(row.total_ns) / 1e6);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 4) {
     std::fprintf(stderr,
                  "usage: %s MODEL.so WEIGHTS SOURCES.txt [--batch B] [--tokens N] "
-                 "[--repeat R] [--decoder kv|prefix]\n",
+                 "[--repeat R] [--decoder kv|prefix] [--profile 1]\n",
                  argv[0]);
     return 2;
   }
   size_t batch = 1;
   int tokens = 64, repeat = 5;
   std::string decoderKind = "kv";
+  bool profile = false;
   for (int i = 4; i + 1 < argc; i += 2) {
     std::string arg = argv[i], value = argv[i + 1];
     if (arg == "--batch")
@@ -78,6 +90,8 @@ int main(int argc, char **argv) {
       repeat = std::atoi(value.c_str());
     else if (arg == "--decoder")
       decoderKind = value;
+    else if (arg == "--profile")
+      profile = value != "0";
     else {
       std::fprintf(stderr, "unknown option %s\n", arg.c_str());
       return 2;
@@ -100,12 +114,21 @@ int main(int argc, char **argv) {
                             std::to_string(batch) + " sources");
     kiln::Model model = kiln::Model::open(argv[1]);
     kiln::Weights weights = kiln::Weights::open(model, argv[2]);
+    kiln_session_options sessionOptions = kiln::defaultSessionOptions();
+    sessionOptions.profile = profile;
     std::unique_ptr<kiln::StepDecoder> decoder;
-    if (decoderKind == "kv")
-      decoder = std::make_unique<kiln::KVCacheDecoder>(model, weights);
-    else if (decoderKind == "prefix")
-      decoder = std::make_unique<kiln::PrefixDecoder>(model, weights);
-    else
+    const kiln::Session *session = nullptr;
+    if (decoderKind == "kv") {
+      auto kv = std::make_unique<kiln::KVCacheDecoder>(
+          model, weights, 0, kiln::KVCacheEntries(), &sessionOptions);
+      session = &kv->session();
+      decoder = std::move(kv);
+    } else if (decoderKind == "prefix") {
+      auto prefix = std::make_unique<kiln::PrefixDecoder>(model, weights, 0, "encode",
+                                                          "decode", &sessionOptions);
+      session = &prefix->session();
+      decoder = std::move(prefix);
+    } else
       throw kiln::Error(KILN_STATUS_INVALID_ARGUMENT, "--decoder is kv or prefix");
 
     kiln::GenerateOptions options;
@@ -129,6 +152,8 @@ int main(int argc, char **argv) {
         double(batch) * tokens / runSeconds);
     std::printf("step: median %.3f ms over %zu steps\n", median(timed.seconds) * 1e3,
                 timed.seconds.size());
+    if (profile)
+      printProfile(*session);
     for (size_t i = 0; i < results.size(); ++i) {
       std::printf("row %zu:", i);
       for (int32_t id : results[i].best.tokens)

@@ -66,6 +66,13 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
     rhs.dim(rhsK).set_extent(K);
   kernel.k = Halide::RDom(0, K, "k");
   Expr k = kernel.k.x;
+  kernel.sizes = {p.N, p.M};
+  for (int d = 2; d < rank; ++d) {
+    bool fromLhs = d < static_cast<int>(lhsExt.size()) && !isStatic(lhsExt[d]);
+    kernel.sizes.push_back(isStatic(kernel.extents[d])
+                               ? Expr(static_cast<int>(kernel.extents[d]))
+                               : (fromLhs ? lhs : rhs).dim(d).extent());
+  }
   // The dynamic sizes that can make the product empty (see MatmulKernel::emptyProduct).
   std::vector<Expr> empty;
   if (!isStatic(kernel.contraction))

@@ -72,6 +72,9 @@ struct MatmulKernel {
   Halide::Var packN, packK;
   Halide::RDom k;
   Extents extents;
+  /// The output's extents as Exprs of the operands' sizes (constants where static), for
+  /// a schedule that specializes on a dynamic one (a decode step's batch of 1).
+  std::vector<Halide::Expr> sizes;
   /// The contraction size, or kDynamicExtent.
   int64_t contraction = kDynamicExtent;
   /// The condition under which `output` is 0 (linear: the bias) without reading

@@ -29,12 +29,27 @@
 //
 // linear is the matmul with transpose_rhs plus a bias: the same schedules, the bias
 // added as the output tile is stored. It costs nothing measurable (the matmul of
-// [128,512] x [2048,512]^T without it: 99 / 192-194 in the same runs). The matrix-
-// vector products read each weight once, so they are bound by where the weight
-// lies: L2 for [1,512] x [512,512]^T (1 MB, ~90 GB/s a core), DRAM for the [32000,
-// 512] output projection, where they reach half of a plain streaming read (21 GB/s a
-// core); prefetching the next tile's 12 KB of weight rows (Halide's prefetch, at the
-// tile or the k loop) and 2-12-column tiles did not change that.
+// [128,512] x [2048,512]^T without it: 99 / 192-194 in the same runs).
+//
+// The matrix-vector products of a decode step read each weight once, from DRAM (the
+// base Transformer's step reads 104 MB, the L3 holds 32), so they are bound by how
+// the weight is read. The register tile reads its 6 weight rows side by side, six
+// streams 2 KB apart (K = 512), and for a batch of 1 also computes 3 clamped copies
+// of the row; the matrix-vector order reads one row after the next, one stream a
+// core, as bench/stream_read does. transformer_base decode_step at batch 1
+// (bench/generate_bench --profile, old and new alternated 3 times, load average 12 on
+// the shared 2-core machine; mean us per call, 2 threads):
+//
+//   weight                     register tile   matrix-vector
+//   [1536, 512] q/k/v             680-946         319-402
+//   [512, 512] out projections    282-302         119-164
+//   [2048, 512] + ReLU           1096-1201        484-585
+//   [512, 2048]                   564-640         359-462
+//   [8000, 512] logits           4462-4706       3507-3816
+//   whole step                  25.7-27.0 ms    15.4-17.4 ms  (same tokens)
+//
+// and at batch 8 (register tile either way) 33.9-36.1 vs 34.2-34.7 ms a step.
+// KernelBench's gemv_b* cases time them alone, the weight from DRAM.
 //
 // Dynamic extents need tails: the output's loops use GuardWithIf (a predicated vector
 // store on x86, never a scalar loop), the accumulators round up (the algorithm clamps
@@ -71,7 +86,7 @@ struct MatmulTiles {
 /// (8), 182 (16); at M = 512: 175 -> 203. 8 tasks keep both cores busy when another
 /// process takes one for a while. An unknown iteration count (a dynamic N) gets tasks
 /// of ~16 MFLOP.
-void parallelTasks(Func out, Var loop, double flopsPerIteration, int64_t iterations,
+void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterations,
                    bool countIsStatic) {
   int64_t group = countIsStatic
                       ? iterations / 8
@@ -94,21 +109,22 @@ int chooseRowDim(const MatmulKernel &kernel) {
   return 1;
 }
 
-/// Splits the output into colTile x rowTile tiles. Loop nest, innermost first: the tile,
-/// the row tiles and the batch dimensions the rhs does not vary along (they share one
-/// rhs panel), the column panels, the batch dimensions the rhs varies along. Parallel
-/// over panels when there are enough of them to feed the cores (each then packs or
-/// streams its rhs panel once), otherwise over row tiles.
-MatmulTiles tileOutput(const MatmulKernel &kernel, int rowDim, int colTile, int rowTile) {
+/// Splits `out` (the output or one of its specializations) into colTile x rowTile
+/// tiles, the rows with `rowTail`. Loop nest, innermost first: the tile, the row tiles
+/// and the batch dimensions the rhs does not vary along (they share one rhs panel), the
+/// column panels, the batch dimensions the rhs varies along. Parallel over panels when
+/// there are enough of them to feed the cores (each then packs or streams its rhs
+/// panel once), otherwise over row tiles.
+MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int colTile,
+                       int rowTile, TailStrategy rowTail = kGuard) {
   MatmulTiles t;
   t.rowDim = rowDim;
   t.colTile = colTile;
   t.rowTile = rowTile;
   const Extents &ext = kernel.extents;
   int rank = static_cast<int>(ext.size());
-  Func out = kernel.output;
   out.split(kernel.vars[0], t.no, t.ni, colTile, kGuard)
-      .split(kernel.vars[rowDim], t.ro, t.ri, rowTile, kGuard);
+      .split(kernel.vars[rowDim], t.ro, t.ri, rowTile, rowTail);
   std::vector<Var> shared = {t.ro}, varying = {t.no};
   for (int d = 1; d < rank; ++d)
     if (d != rowDim)
@@ -180,7 +196,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
     regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
     rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
   }
-  MatmulTiles t = tileOutput(kernel, rowDim, colTile, rowTile);
+  MatmulTiles t = tileOutput(kernel, out, rowDim, colTile, rowTile);
   out.vectorize(t.ni, width);
   packed.compute_at(out, t.panel);
 
@@ -223,39 +239,67 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
 
 /// For x . W^T: dot products along k, where both operands are contiguous, so the weight
 /// is streamed as it is instead of transposed into panels. Each lane accumulates every
-/// width-th product (rfactor), a 6-column x 4-row register tile of such vectors (24
-/// accumulators + 4 lhs vectors + 1 rhs vector = 29 zmm) is updated inside the k loop,
-/// and a horizontal sum per output ends it. One register tile per output tile: wider
-/// output tiles measured 10-15% slower (1T, 48 x 4: 84 vs 100 GFLOP/s at M = 512).
+/// width-th product (rfactor) and a horizontal sum per output ends it. Two orders of
+/// the k loop over one output tile of 6 columns:
+///  - register tile, for 4 rows or more: a 6-column x 4-row tile of accumulators (24 +
+///    4 lhs vectors + 1 rhs vector = 29 zmm) updated inside the k loop. One register
+///    tile per output tile: wider output tiles measured 10-15% slower (1T, 48 x 4: 84 vs
+///    100 GFLOP/s at M = 512).
+///  - matrix-vector, for fewer rows: a tile of 1 row, each column's whole dot product
+///    in turn, so that a core reads the weight as it lies, one row after the next, a
+///    single stream (see the table at the top). Further rows reuse the 6 weight rows
+///    from L1.
+/// A dynamic row count (a decode step's batch) gets both, specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width) {
   Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
   int rowDim = chooseRowDim(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
   int cols = width >= 16 ? 6 : 3, regRows = width >= 16 ? 4 : 3;
-  // Fewer static rows than the register tile (a matrix-vector product): a tile of that
-  // many rows, not a full one over clamped copies of the same row. [1, 512] x [512,
-  // 512]^T: 1T 27 -> 45 GFLOP/s, 2T 43 -> 89 (4x fewer FMAs; the 1 MB weight then
-  // streams from L2 at ~90 GB/s a core). 8 or 12 columns measured the same or slower.
-  int64_t rows = kernel.extents[rowDim];
-  if (isStatic(rows) && rows < regRows)
-    regRows = static_cast<int>(std::max<int64_t>(rows, 1));
-  MatmulTiles t = tileOutput(kernel, rowDim, cols, regRows);
   packed.compute_inline();
 
   Var lane("lane");
   RVar ko("ko"), ki("ki");
   Func partial =
       product.update().split(kernel.k.x, ko, ki, width, kGuard).rfactor(ki, lane);
-  product.compute_at(out, t.tile).bound_extent(n, cols).bound_extent(row, regRows);
   product.update().atomic().vectorize(ki);
   std::vector<Var> storage = {lane, n, row};
-  std::vector<VarOrRVar> loops = {lane, n, row, ko};
+  std::vector<VarOrRVar> tileLoops = {lane, n, row, ko}, vectorLoops = {lane, ko, n, row};
   for (const VarOrRVar &d : otherDims(kernel, rowDim)) {
     storage.push_back(d.var);
-    loops.push_back(d);
+    tileLoops.push_back(d);
+    vectorLoops.push_back(d);
   }
+  auto registerTile = [&](Stage update) {
+    update.reorder(tileLoops).vectorize(lane).unroll(n).unroll(row);
+  };
+  auto matrixVector = [&](Stage update) {
+    update.reorder(vectorLoops).vectorize(lane).unroll(n);
+  };
+
+  int64_t rows = kernel.extents[rowDim];
+  MatmulTiles t;
+  if (isStatic(rows)) {
+    // Fewer static rows than the register tile: a tile of that many rows, not a full
+    // one over clamped copies of the same row.
+    int tileRows = static_cast<int>(std::clamp<int64_t>(rows, 1, regRows));
+    t = tileOutput(kernel, out, rowDim, cols, tileRows);
+    product.bound_extent(row, tileRows);
+    if (tileRows == 1)
+      matrixVector(partial.update());
+    else
+      registerTile(partial.update());
+  } else {
+    // The row tiles of the register tile shift inwards (a last tile overlaps the one
+    // before it), so that each has a constant 4 rows without reading past the lhs.
+    Expr enoughRows = kernel.sizes[rowDim] >= regRows;
+    t = tileOutput(kernel, out.specialize(enoughRows), rowDim, cols, regRows,
+                   TailStrategy::ShiftInwards);
+    tileOutput(kernel, out, rowDim, cols, 1);
+    registerTile(partial.update().specialize(enoughRows));
+    matrixVector(partial.update());
+  }
+  product.compute_at(out, t.tile).bound_extent(n, cols);
   partial.compute_at(out, t.tile).reorder_storage(storage).vectorize(lane);
-  partial.update().reorder(loops).vectorize(lane).unroll(n).unroll(row);
 }
 
 /// Which schedule a transposed rhs gets. Measured 1T, GFLOP/s, dot vs panel:
