@@ -4,9 +4,12 @@
 # it), which is why it names targets only as Kiln::...
 #
 #   kiln_add_model(NAME SOURCES model.cpp... [TARGET host|host-cuda|<halide target>])
+#   kiln_add_model(NAME GENERATOR OTHER [TARGET ...])
 #
 # builds the model compiler NAME-gen from the sources (one of which ends with
-# KILN_MODEL(buildFn);) and runs it at build time to produce
+# KILN_MODEL(buildFn);), or reuses OTHER-gen of an earlier kiln_add_model (the same model
+# for a second target, e.g. host-cuda, without compiling its sources again), and runs it
+# at build time to produce
 # ${CMAKE_CURRENT_BINARY_DIR}/NAME.so (kernel objects in NAME.kernels/). The custom target
 # NAME (part of ALL) stands for the library; its path is in the variable NAME_LIBRARY
 # (set in the caller's scope) and in the target property KILN_MODEL_LIBRARY, e.g.
@@ -26,20 +29,27 @@ function(kiln_add_model_generator name)
 endfunction()
 
 function(kiln_add_model name)
-  cmake_parse_arguments(ARG "" "TARGET" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "TARGET;GENERATOR" "SOURCES" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "kiln_add_model(${name}): unexpected arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT ARG_TARGET)
     set(ARG_TARGET host)
   endif()
-  kiln_add_model_generator(${name} SOURCES ${ARG_SOURCES})
+  if(ARG_GENERATOR AND ARG_SOURCES)
+    message(FATAL_ERROR "kiln_add_model(${name}): give SOURCES or GENERATOR, not both")
+  elseif(ARG_GENERATOR)
+    set(generator ${ARG_GENERATOR}-gen)
+  else()
+    kiln_add_model_generator(${name} SOURCES ${ARG_SOURCES})
+    set(generator ${name}-gen)
+  endif()
 
   set(library ${CMAKE_CURRENT_BINARY_DIR}/${name}.so)
   add_custom_command(
     OUTPUT ${library}
-    COMMAND ${name}-gen -o ${CMAKE_CURRENT_BINARY_DIR} --name ${name} --target=${ARG_TARGET}
-    DEPENDS ${name}-gen
+    COMMAND ${generator} -o ${CMAKE_CURRENT_BINARY_DIR} --name ${name} --target=${ARG_TARGET}
+    DEPENDS ${generator}
     COMMENT "Compiling Kiln model ${name} for ${ARG_TARGET}"
     VERBATIM)
   add_custom_target(${name} ALL DEPENDS ${library})

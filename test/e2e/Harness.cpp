@@ -1,13 +1,19 @@
 //===- Harness.cpp - Running a compiled model against the reference -------===//
 
 #include "Harness.h"
+#include "ExpectClose.h"
+#include "Npy.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 
 namespace kiln::e2e {
 
@@ -102,30 +108,6 @@ std::string dimsString(const Dims &dims) {
   return s;
 }
 
-/// max|a - b| / max|b| over finite values; non-finite values must agree exactly.
-void expectClose(const std::string &what, const float *actual,
-                 const std::vector<float> &expected) {
-  double maxDiff = 0, maxRef = 0;
-  size_t mismatches = 0, firstMismatch = 0;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    float a = actual[i], b = expected[i];
-    if (!std::isfinite(b) || !std::isfinite(a)) {
-      bool same = (std::isnan(a) && std::isnan(b)) || a == b;
-      if (!same && mismatches++ == 0)
-        firstMismatch = i;
-      continue;
-    }
-    maxDiff = std::max(maxDiff, std::fabs(double(a) - double(b)));
-    maxRef = std::max(maxRef, std::fabs(double(b)));
-  }
-  EXPECT_EQ(mismatches, 0u) << what << ": non-finite values differ, first at element "
-                            << firstMismatch << ": " << actual[firstMismatch] << " vs "
-                            << expected[firstMismatch];
-  double relative = maxRef > 0 ? maxDiff / maxRef : maxDiff;
-  EXPECT_LE(relative, kTolerance)
-      << what << ": max|a-b| = " << maxDiff << ", max|b| = " << maxRef;
-}
-
 } // namespace
 
 Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t seed,
@@ -169,11 +151,59 @@ Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t s
     if (!written)
       return;
   }
-  expectOk(kiln_session_create(model_, weights_, options, &session_),
-           "kiln_session_create");
+  if (!expectOk(kiln_session_create(model_, weights_, options, &session_),
+                "kiln_session_create"))
+    return;
+  if (const char *dir = std::getenv("KILN_RECORD_CASES"))
+    startCase(dir, library, tensors);
+}
+
+void Harness::startCase(const std::string &root, const std::string &library,
+                        const std::vector<kiln_tensor> &weights) {
+  static int cases = 0;
+  const ::testing::TestInfo *test =
+      ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = test ? std::string(test->test_suite_name()) + "." + test->name()
+                          : std::string("case");
+  std::replace(name.begin(), name.end(), '/', '_');
+  caseDir_ = root + "/" + name + "." + std::to_string(cases++);
+  if (std::error_code ec = llvm::sys::fs::create_directories(caseDir_)) {
+    ADD_FAILURE() << "cannot create " << caseDir_ << ": " << ec.message();
+    caseDir_.clear();
+    return;
+  }
+  std::ofstream text(caseDir_ + "/case.txt");
+  text << "model " << llvm::sys::path::stem(library).str() << "\n";
+  if (!weights.empty() &&
+      expectOk(kiln_safetensors_write((caseDir_ + "/weights.safetensors").c_str(),
+                                      weights.data(), weights.size()),
+               "kiln_safetensors_write"))
+    text << "weights weights.safetensors\n";
+}
+
+void Harness::recordRun(const std::string &entry, const reference::TensorMap &inputs,
+                        const reference::TensorMap &outputs) {
+  if (caseDir_.empty())
+    return;
+  std::ofstream text(caseDir_ + "/case.txt", std::ios::app);
+  text << "run " << entry << "\n";
+  auto write = [&](const char *kind, const reference::TensorMap &tensors) {
+    int index = 0;
+    for (const auto &[name, t] : tensors) {
+      std::string file = std::to_string(recordedRuns_) + "." + kind + "." +
+                         std::to_string(index++) + ".npy";
+      driver::writeNpy(caseDir_ + "/" + file, runtimeTensor(name, t));
+      text << kind << " " << file << " " << name << "\n";
+    }
+  };
+  write("input", inputs);
+  write("expect", outputs);
+  ++recordedRuns_;
 }
 
 Harness::~Harness() {
+  if (!caseDir_.empty() && recordedRuns_ == 0) // it checked only failures
+    llvm::sys::fs::remove_directories(caseDir_);
   kiln_session_release(session_);
   kiln_weights_release(weights_);
   kiln_model_release(model_);
@@ -267,6 +297,7 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
     ADD_FAILURE() << "the reference fails: " << llvm::toString(expected.takeError());
     return 0;
   }
+  recordRun(entry, inputs, *expected);
   size_t compared = 0;
   for (size_t i = 0; i < kiln_model_output_count(model_, entryIndex); ++i) {
     kiln_tensor_info info;
@@ -300,7 +331,8 @@ size_t Harness::check(const Dims &dims, const std::string &entry, const InputEdi
                 want->second.i64)
           << what;
     } else {
-      expectClose(what, static_cast<const float *>(actual.data), want->second.f32);
+      expectClose(what, static_cast<const float *>(actual.data), want->second.f32,
+                  kTolerance);
     }
     ++compared;
   }

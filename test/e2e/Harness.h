@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace kiln::e2e {
 
@@ -35,6 +36,10 @@ inline constexpr double kTolerance = 1e-5;
 using InputEdit = std::function<void(const std::string &name, reference::HostTensor &)>;
 
 /// A compiled model, its random weights, and the module the reference interpreter runs.
+///
+/// With KILN_RECORD_CASES=DIR in the environment, each harness also writes what it
+/// checks as a case for the GPU tests (test/gpu/README.md): DIR/TEST.N/case.txt, the
+/// weights, and every checked run's inputs and the reference's outputs as .npy files.
 class Harness {
 public:
   /// Opens `library` and builds the reference module with `build`; the session gets
@@ -68,6 +73,15 @@ private:
   bool randomInputs(size_t entryIndex, const Dims &dims, const InputEdit &edit,
                     reference::TensorMap &inputs);
 
+  /// Starts this harness's case under `root` (KILN_RECORD_CASES).
+  void startCase(const std::string &root, const std::string &library,
+                 const std::vector<kiln_tensor> &weights);
+  /// Appends a run and its expected outputs to the case, when recording.
+  void recordRun(const std::string &entry, const reference::TensorMap &inputs,
+                 const reference::TensorMap &outputs);
+
+  std::string caseDir_;
+  int recordedRuns_ = 0;
   dsl::Model reference_;
   kiln_model *model_ = nullptr;
   kiln_weights *weights_ = nullptr;

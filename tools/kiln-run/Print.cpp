@@ -68,6 +68,27 @@ void printProfileRows(std::FILE *out, const char *title,
                  totalNs ? 100.0 * double(row.total_ns) / double(totalNs) : 0.0);
 }
 
+/// The target's feature list holds "cuda" for a model whose kernels run on an NVIDIA GPU,
+/// and "cuda_capability_NN" for the oldest GPU its PTX is for.
+bool hasFeature(const std::string &target, const std::string &feature) {
+  return ("-" + target + "-").find("-" + feature + "-") != std::string::npos;
+}
+
+void printDevice(std::FILE *out, const std::string &target) {
+  if (!hasFeature(target, "cuda"))
+    return;
+  std::string capability = "any";
+  for (const char *cc : {"30", "32", "35", "50", "61", "70", "75", "80", "86"})
+    if (hasFeature(target, std::string("cuda_capability_") + cc)) {
+      capability = std::string(1, cc[0]) + "." + (cc + 1) + " or newer";
+      break;
+    }
+  std::fprintf(out,
+               "device: CUDA; needs an NVIDIA GPU (compute capability %s) and its driver "
+               "(libcuda.so) at run time\n",
+               capability.c_str());
+}
+
 } // namespace
 
 void printModel(std::FILE *out, const kiln::Model &model) {
@@ -77,6 +98,7 @@ void printModel(std::FILE *out, const kiln::Model &model) {
       out, "model %s (target %s): %zu entr%s, %zu parameter%s\n", model.name().c_str(),
       model.target().empty() ? "unknown" : model.target().c_str(), entries.size(),
       entries.size() == 1 ? "y" : "ies", params.size(), params.size() == 1 ? "" : "s");
+  printDevice(out, model.target());
   for (size_t e = 0; e < entries.size(); ++e) {
     std::string dims;
     for (size_t d = 0; d < kiln_model_dim_count(model.get(), e); ++d)

@@ -41,7 +41,9 @@ llvm::cl::alias outputDirAlias("output", llvm::cl::desc("Alias for -o"),
                                llvm::cl::cat(compilerCategory));
 llvm::cl::opt<std::string>
     target("target",
-           llvm::cl::desc("'host' (default), 'host-cuda', or a Halide target string"),
+           llvm::cl::desc("'host' (default), 'host-cuda' (PTX for compute capability "
+                          "7.0 unless cuda_capability_NN is named), or a Halide "
+                          "target string"),
            llvm::cl::value_desc("target"), llvm::cl::init("host"),
            llvm::cl::cat(compilerCategory));
 llvm::cl::opt<Emit> emit(

@@ -35,6 +35,21 @@ namespace kiln::halide_backend {
 
 namespace {
 
+/// A CUDA target that names no capability compiles for Volta (sm_70). Halide 14's own
+/// default is sm_20 PTX (ISA 3.2), which today's drivers no longer JIT; its newest flag
+/// is cuda_capability_86. PTX runs on every GPU of its capability or newer (the driver
+/// compiles it for the device it runs on, an H100's sm_90 included), and 70 is the
+/// oldest capability whose warp shuffles are the .sync forms that Volta's independent
+/// thread scheduling requires. A higher flag would narrow the GPUs a model runs on for
+/// little: the driver's JIT optimises for the device either way, and Halide 14 has no
+/// tensor-core or async-copy codegen that a newer capability would unlock.
+Halide::Target withDefaultCudaCapability(Halide::Target target) {
+  if (!target.has_feature(Halide::Target::CUDA) ||
+      target.get_cuda_capability_lower_bound() != 20)
+    return target;
+  return target.with_feature(Halide::Target::CUDACapability70);
+}
+
 FailureOr<Halide::Target> parseTarget(ModuleOp module, llvm::StringRef text) {
   Halide::Target target;
   bool valid =
@@ -52,7 +67,7 @@ FailureOr<Halide::Target> parseTarget(ModuleOp module, llvm::StringRef text) {
                           "target's OS must be linux";
     return failure();
   }
-  return target;
+  return withDefaultCudaCapability(target);
 }
 
 /// "'kiln.matmul' at model.cpp:12:3" (with its call chain for an op of an nn module),

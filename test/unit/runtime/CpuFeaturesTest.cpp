@@ -66,6 +66,15 @@ TEST(CpuFeatures, OtherArchitecturesAndNonCpuFeaturesNeedNothing) {
   EXPECT_TRUE(requiredCpuFeatures("").empty());
 }
 
+TEST(CpuFeatures, TheHostPartOfACudaTargetIsStillRequired) {
+  // A host-cuda model's host code (buffer handling, kernel launches) is compiled for the
+  // host part of its target; the CUDA features ask nothing of the CPU.
+  std::vector<std::string> f =
+      requiredCpuFeatures("x86-64-linux-avx512_skylake-cuda-cuda_capability_70-fma");
+  EXPECT_TRUE(contains(f, "avx512bw"));
+  EXPECT_EQ(f, requiredCpuFeatures("x86-64-linux-avx512_skylake-fma"));
+}
+
 TEST(CpuFeatures, MissingNamesExactlyWhatTheCpuLacks) {
   auto noBf16 = [](std::string_view f) { return f != "avx512_bf16"; };
   EXPECT_EQ(missingCpuFeatures("x86-64-linux-avx512_sapphirerapids", noBf16),
