@@ -86,7 +86,9 @@ public:
     ByteBuffer b(nullptr, 64);
     int rc = malloc_(nullptr, &b.buffer, interfaceFn_());
     if (rc != 0)
-      fail(KILN_STATUS_FAILED_PRECONDITION, "no CUDA device: ", lastReason(scope, rc));
+      fail(KILN_STATUS_FAILED_PRECONDITION, "no CUDA device: ", lastReason(scope, rc),
+           " (the model's kernels were compiled for CUDA: a session needs an NVIDIA GPU "
+           "and its driver, libcuda.so)");
     free_(nullptr, &b.buffer);
     probed_ = true;
   }

@@ -152,10 +152,13 @@ void Session::endDeviceStep(const StepDesc &step, EntryState &st, bool failed) {
     st.halideBuffers[size_t(arg)].flags = 0;
 }
 
+// An output viewing an input or a parameter is already on the host (the caller's or
+// the weights' memory, which is never written).
 void Session::recordDeviceOutputs(const EntryDesc &e, const EntryState &st) {
   for (Output &out : outputs_) {
     size_t b = size_t(out.desc->buffer);
-    out.onDevice = true;
+    BufferKind root = e.buffers[size_t(e.buffers[b].root)].kind;
+    out.onDevice = root == BufferKind::Temp || root == BufferKind::State;
     out.address = st.device->addresses[b];
     out.span = spanOf(st.shapes[b], st.strides[b], e.buffers[b].dtype);
   }
