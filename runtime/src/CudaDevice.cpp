@@ -43,6 +43,11 @@ struct ByteBuffer {
   }
 };
 
+// Allocations are whole 64-byte rows of a [64, n] buffer.
+uint64_t roundUp(uint64_t bytes) {
+  return std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+}
+
 // Copies go in pieces Halide's 32-bit extents can describe.
 constexpr uint64_t kChunk = uint64_t(1) << 30;
 
@@ -84,7 +89,7 @@ public:
       return;
     HalideErrorScope scope;
     ByteBuffer b(nullptr, 64);
-    int rc = malloc_(nullptr, &b.buffer, interfaceFn_());
+    int rc = malloc_(nullptr, &b.buffer, iface());
     if (rc != 0)
       fail(KILN_STATUS_FAILED_PRECONDITION, "no CUDA device: ", lastReason(scope, rc),
            " (the model's kernels were compiled for CUDA: a session needs an NVIDIA GPU "
@@ -94,22 +99,26 @@ public:
   }
 
   DeviceAddress allocate(uint64_t bytes) override {
-    bytes = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+    bytes = roundUp(bytes);
+    if (bytes / 64 > uint64_t(INT32_MAX))
+      fail(KILN_STATUS_RESOURCE_EXHAUSTED, "allocating ", bytes,
+           " bytes of CUDA device memory: over the 2^31 - 1 rows of 64 bytes one Halide "
+           "buffer describes");
     HalideErrorScope scope;
     ByteBuffer b(nullptr, bytes);
-    int rc = bytes / 64 > uint64_t(INT32_MAX) ? -1 : malloc_(nullptr, &b.buffer, iface());
+    int rc = malloc_(nullptr, &b.buffer, iface());
     if (rc != 0)
-      fail(KILN_STATUS_RESOURCE_EXHAUSTED, "device memory exhausted: allocating ", bytes,
-           " bytes of CUDA memory failed: ", lastReason(scope, rc));
+      fail(KILN_STATUS_RESOURCE_EXHAUSTED, "allocating ", bytes,
+           " bytes of CUDA device memory failed: ", lastReason(scope, rc));
     DeviceAddress address = b.buffer.device;
     detachNative_(nullptr, &b.buffer); // the block is freed by address (release)
     return address;
   }
 
-  void release(DeviceAddress address) noexcept override {
+  void release(DeviceAddress address, uint64_t bytes) noexcept override {
     if (!address)
       return;
-    ByteBuffer b(nullptr, 64);
+    ByteBuffer b(nullptr, roundUp(bytes));
     HalideErrorScope scope; // a failing free has no one to tell
     if (wrap_(nullptr, &b.buffer, address, iface()) == 0)
       free_(nullptr, &b.buffer);
@@ -206,12 +215,12 @@ bool DeviceBlock::reserve(uint64_t bytes) {
     return false;
   reset();
   address_ = device_->allocate(bytes);
-  capacity_ = std::max<uint64_t>(64, (bytes + 63) / 64 * 64);
+  capacity_ = roundUp(bytes);
   return true;
 }
 
 void DeviceBlock::reset() noexcept {
-  device_->release(address_);
+  device_->release(address_, capacity_);
   address_ = 0;
   capacity_ = 0;
 }

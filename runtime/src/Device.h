@@ -32,7 +32,8 @@ public:
   virtual void probe() = 0;
   /// Throws RESOURCE_EXHAUSTED naming `bytes` when the device memory is exhausted.
   virtual DeviceAddress allocate(uint64_t bytes) = 0;
-  virtual void release(DeviceAddress address) noexcept = 0;
+  /// `bytes`: as allocated (Halide's allocation cache files a block by its size).
+  virtual void release(DeviceAddress address, uint64_t bytes) noexcept = 0;
   virtual void upload(DeviceAddress to, const void *from, uint64_t bytes) = 0;
   virtual void download(void *to, DeviceAddress from, uint64_t bytes) = 0;
   /// A copy between two places of the device memory, which never visits the host.

@@ -609,10 +609,11 @@ void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
   }
 }
 
-// GPU kernels attach device memory to the buffers they touch. Views alias host memory
-// only, so rather than track which device copy is current, every step's results come
-// back to the host and device memory is dropped: correct for any mix of CPU and GPU
-// kernels, at a transfer cost; keeping data resident is future work.
+// For a GPU target the runtime has no Device for (a CUDA model's buffers stay on its
+// device: SessionDevice.cpp), the kernels attach device memory to the buffers they touch.
+// Views alias host memory only, so rather than track which device copy is current, every
+// step's results come back to the host and device memory is dropped: correct for any mix
+// of CPU and GPU kernels, at a transfer cost.
 void Session::syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                              bool failed) {
   for (int arg : step.args) {

@@ -14,6 +14,8 @@
 #include "DType.h"
 #include "Error.h"
 
+#include <climits>
+
 namespace kiln::rt {
 
 struct Session::EntryState::OnDevice {
@@ -190,7 +192,8 @@ kiln_tensor Session::state(const char *name) const {
 // as one copy.
 void Session::gatherOnDevice(const int32_t *rows, size_t count) {
   std::vector<uint64_t> rowBytes(states_.size());
-  for (size_t s = 0; s < states_.size(); ++s)
+  // A row count over 2^31 - 1 is refused by the host's checks below.
+  for (size_t s = 0; s < states_.size() && count <= size_t(INT32_MAX); ++s)
     if (states_.isSet(s)) {
       rowBytes[s] = states_.rowBytes(s);
       reserveBlock(deviceStateSpares_[s], *device_, rowBytes[s] * count);

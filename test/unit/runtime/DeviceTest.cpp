@@ -11,6 +11,7 @@
 
 #include "FakeSession.h"
 
+#include "Error.h"
 #include "Model.h"
 
 #include <cstdlib>
@@ -25,6 +26,7 @@ namespace {
 struct Counts {
   int allocations = 0, releases = 0, uploads = 0, downloads = 0, copies = 0;
   uint64_t uploadedBytes = 0;
+  uint64_t largestAllocation = UINT64_MAX; // what the fake device can give at once
 };
 
 class CountingDevice final : public kiln::rt::Device {
@@ -33,10 +35,12 @@ public:
   const char *name() const override { return "fake"; }
   void probe() override {}
   DeviceAddress allocate(uint64_t bytes) override {
+    if (bytes > counts_.largestAllocation)
+      kiln::rt::fail(KILN_STATUS_RESOURCE_EXHAUSTED, "fake device: ", bytes, " bytes");
     ++counts_.allocations;
     return DeviceAddress(std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64));
   }
-  void release(DeviceAddress address) noexcept override {
+  void release(DeviceAddress address, uint64_t) noexcept override {
     counts_.releases += address != 0;
     std::free(reinterpret_cast<void *>(address));
   }
@@ -159,6 +163,29 @@ TEST_F(DeviceSessions, WeightsOnceBlocksReusedOutputsDownloadedWhenRead) {
   kiln_weights_release(deviceWeights);
   deviceWeights = nullptr;
   EXPECT_EQ(counts.releases, counts.allocations);
+}
+
+// Device memory running out is the run's status, raised before any kernel: the session
+// stays usable for runs that fit.
+TEST_F(DeviceSessions, ExhaustedDeviceMemoryFailsTheRunOnly) {
+  kiln_session *s = nullptr;
+  ASSERT_OK(kiln_session_create(deviceModel, deviceWeights, nullptr, &s));
+  counts.largestAllocation = 4096;
+  std::vector<int64_t> shape{32, 2, 4}; // 1 KiB per input, temporary and output: fits
+  std::vector<float> x = randomFloats(256, rng), y = randomFloats(256, rng);
+  kiln_tensor in[2] = {tensor("x", KILN_DTYPE_F32, shape, x.data()),
+                       tensor("y", KILN_DTYPE_F32, shape, y.data())};
+  shape[0] = 1024; // 32 KiB each: over the fake's limit
+  std::vector<float> bigX = randomFloats(8192, rng), bigY = randomFloats(8192, rng);
+  kiln_tensor big[2] = {tensor("x", KILN_DTYPE_F32, shape, bigX.data()),
+                        tensor("y", KILN_DTYPE_F32, shape, bigY.data())};
+  Result r = take(kiln_session_run(s, "forward", big, 2));
+  EXPECT_EQ(r.code, KILN_STATUS_RESOURCE_EXHAUSTED) << r;
+  EXPECT_NE(r.message.find("32768 bytes"), std::string::npos) << r;
+  ASSERT_OK(kiln_session_run(s, "forward", in, 2));
+  ASSERT_OK(kiln_session_run(session, "forward", in, 2));
+  EXPECT_EQ(outputOf(s, "z"), outputOf(session, "z"));
+  kiln_session_release(s);
 }
 
 // The state model's cache [B, 3] written position by position, gathered and peeked at,
