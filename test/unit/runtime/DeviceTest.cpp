@@ -175,10 +175,10 @@ TEST_F(DeviceSessions, ExhaustedDeviceMemoryFailsTheRunOnly) {
   std::vector<float> x = randomFloats(256, rng), y = randomFloats(256, rng);
   kiln_tensor in[2] = {tensor("x", KILN_DTYPE_F32, shape, x.data()),
                        tensor("y", KILN_DTYPE_F32, shape, y.data())};
-  shape[0] = 1024; // 32 KiB each: over the fake's limit
+  std::vector<int64_t> bigShape{1024, 2, 4}; // 32 KiB each: over the fake's limit
   std::vector<float> bigX = randomFloats(8192, rng), bigY = randomFloats(8192, rng);
-  kiln_tensor big[2] = {tensor("x", KILN_DTYPE_F32, shape, bigX.data()),
-                        tensor("y", KILN_DTYPE_F32, shape, bigY.data())};
+  kiln_tensor big[2] = {tensor("x", KILN_DTYPE_F32, bigShape, bigX.data()),
+                        tensor("y", KILN_DTYPE_F32, bigShape, bigY.data())};
   Result r = take(kiln_session_run(s, "forward", big, 2));
   EXPECT_EQ(r.code, KILN_STATUS_RESOURCE_EXHAUSTED) << r;
   EXPECT_NE(r.message.find("32768 bytes"), std::string::npos) << r;
