@@ -100,6 +100,8 @@ Model::Model(const std::string &path) : path_(path) {
     resolveKernels();
     checkKernelSignatures();
     installHalideHandlers();
+    device_ = deviceForTarget(manifest_->target,
+                              [this](const char *name) { return symbol(name); });
   } catch (...) {
     dlclose(handle_);
     throw;
@@ -107,6 +109,7 @@ Model::Model(const std::string &path) : path_(path) {
 }
 
 Model::~Model() {
+  device_.reset(); // its functions live in the library
   // Halide's runtime stops its thread pool from a destructor that runs on dlclose.
   if (handle_)
     dlclose(handle_);

@@ -7,6 +7,7 @@
 #ifndef KILN_RUNTIME_MODEL_H
 #define KILN_RUNTIME_MODEL_H
 
+#include "Device.h"
 #include "Manifest.h"
 
 #include <HalideRuntime.h>
@@ -42,6 +43,10 @@ public:
   /// null when the library does not export halide_set_num_threads.
   using SetThreadsFn = int (*)(int threads);
   SetThreadsFn setThreads() const { return setThreads_; }
+  /// The device the kernels run on (docs/gpu.md); null for a CPU model.
+  Device *device() const { return device_.get(); }
+  /// Replaces the device: the unit tests drive the device path with a fake one.
+  void setDevice(std::unique_ptr<Device> device) { device_ = std::move(device); }
 
   mutable std::atomic<int> refs{1};
 
@@ -60,6 +65,7 @@ private:
   BufferFn copyToHost_ = nullptr;
   BufferFn deviceFree_ = nullptr;
   SetThreadsFn setThreads_ = nullptr;
+  std::unique_ptr<Device> device_;
 };
 
 } // namespace kiln::rt

@@ -136,6 +136,16 @@ Session::Session(const Model *model, const Weights *weights,
          options_.num_threads, "; leave it 0");
   if (options_.profile)
     profiler_ = std::make_unique<Profiler>(model_->manifest());
+  // The probe is here rather than at kiln_model_open: a CUDA model can be opened and
+  // listed where no GPU is.
+  if ((device_ = model_->device())) {
+    device_->probe();
+    if (weights_)
+      deviceWeights_ = &weights_->onDevice(*model_);
+    deviceStates_.resize(states_.size());
+    deviceStateSpares_.resize(states_.size());
+    stateOnDevice_.assign(states_.size(), false);
+  }
   model_->refs.fetch_add(1);
   if (weights_)
     weights_->refs.fetch_add(1);
@@ -150,7 +160,9 @@ Session::InUse::InUse(const Session &session) : session_(session) {
 }
 
 Session::~Session() {
-  entries_.clear();
+  entries_.clear(); // before the model, whose library may hold the device's functions
+  deviceStates_.clear();
+  deviceStateSpares_.clear();
   releaseWeights(weights_);
   releaseModel(model_);
 }
@@ -222,12 +234,16 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   }
   states_.checkShapes(e, st.shapes, st.dimValues); // the states change between runs
   allocateTemps(e, st);
+  if (device_)
+    reserveOnDevice(e, st);
   states_.checkAppends(e, st.appends);
 
   // From here on the entry's states change; a failure leaves them half-written.
   try {
     states_.create(e, st.shapes);
     bindBuffers(e, st, byInput);
+    if (device_)
+      bindOnDevice(e, st, byInput);
     // The pool is the library's (runtime.h): set it for this session's runs.
     if (model_->setThreads())
       model_->setThreads()(options_.num_threads);
@@ -235,9 +251,13 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
       profiler_->beginRun();
     runSteps(entry, e, st);
   } catch (...) {
+    if (device_)
+      detachFromDevice(e, st);
     states_.forgetWritten(entry);
     throw;
   }
+  if (device_)
+    detachFromDevice(e, st);
   states_.recordAppends(st.appends);
 
   for (const TensorDesc &out : e.outputs) {
@@ -245,6 +265,8 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     outputs_.push_back({&out, st.shapes[out.buffer], st.halideBuffers[out.buffer].host,
                         root.kind == BufferKind::State ? root.index : -1});
   }
+  if (device_)
+    recordDeviceOutputs(e, st);
   lastEntry_ = entry;
   lastRunFailed_ = false;
   statesChangedSinceRun_ = false;
@@ -266,7 +288,10 @@ void Session::bindAllDims(const EntryDesc &e, EntryState &st,
 }
 
 void Session::gatherStates(const int32_t *rows, size_t count) {
-  states_.gather(rows, count);
+  if (device_)
+    gatherOnDevice(rows, count);
+  else
+    states_.gather(rows, count);
   statesChangedSinceRun_ = true;
 }
 
@@ -562,9 +587,14 @@ void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
       st.argv[a] = &st.halideBuffers[step.args[a]];
     HalideErrorScope scope;
     Model::KernelFn kernel = model_->kernel(step.kernel);
+    if (device_)
+      beginDeviceStep(step, st);
     int rc = profiler_ ? profiler_->time(entry, s, kernel, st.argv.data())
                        : kernel(st.argv.data());
-    syncFromDevice(e, step, st, rc != 0);
+    if (device_)
+      endDeviceStep(step, st, rc != 0);
+    else
+      syncFromDevice(e, step, st, rc != 0);
     if (rc != 0) {
       std::string message = scope.message();
       // A checked gather's index out of range: the caller's inputs are wrong.
@@ -579,10 +609,11 @@ void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
   }
 }
 
-// GPU kernels attach device memory to the buffers they touch. Views alias host memory
-// only, so rather than track which device copy is current, every step's results come
-// back to the host and device memory is dropped: correct for any mix of CPU and GPU
-// kernels, at a transfer cost; keeping data resident is future work.
+// For a GPU target the runtime has no Device for (a CUDA model's buffers stay on its
+// device: SessionDevice.cpp), the kernels attach device memory to the buffers they touch.
+// Views alias host memory only, so rather than track which device copy is current, every
+// step's results come back to the host and device memory is dropped: correct for any mix
+// of CPU and GPU kernels, at a transfer cost.
 void Session::syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                              bool failed) {
   for (int arg : step.args) {
@@ -655,6 +686,7 @@ static kiln_tensor toTensor(const TensorDesc &desc, const std::vector<int64_t> &
 
 kiln_tensor Session::output(const char *name) const {
   const Output &out = outputs_[findOutput(name)];
+  downloadOutput(out);
   return toTensor(*out.desc, out.shape, out.data);
 }
 
@@ -662,6 +694,7 @@ kiln_tensor Session::output(const char *name) const {
 // next run's allocateTemps fills (and counts) as it would a block that has to grow.
 std::unique_ptr<OutputBuffer> Session::detachOutput(const char *name) {
   Output &out = outputs_[findOutput(name)];
+  downloadOutput(out); // the caller gets host memory
   const EntryDesc &e = model_->manifest().entries[size_t(lastEntry_)];
   size_t root = size_t(e.buffers[out.desc->buffer].root);
   auto refuse = [&](const auto &...why) {
@@ -703,6 +736,7 @@ kiln_tensor Session::outputAt(size_t index) const {
          outputs_.size(), " outputs)");
   const Output &out = outputs_[index];
   checkReadable(out);
+  downloadOutput(out);
   return toTensor(*out.desc, out.shape, out.data);
 }
 

@@ -8,6 +8,7 @@
 #define KILN_RUNTIME_SESSION_H
 
 #include "ArenaPlan.h"
+#include "Device.h"
 #include "Model.h"
 #include "OutputBuffer.h"
 #include "Profiler.h"
@@ -50,7 +51,7 @@ public:
 
   // States (see StateSet). Gathering or clearing makes outputs that are views of a
   // state's memory unreadable.
-  kiln_tensor state(const char *name) const { return states_.get(name); }
+  kiln_tensor state(const char *name) const;
   void gatherStates(const int32_t *rows, size_t count);
   void clearStates();
 
@@ -105,6 +106,11 @@ private:
     // null for any other buffer.
     std::vector<std::unique_ptr<TempBlock>> outputBlocks;
     std::vector<void *> argv;
+    struct OnDevice; // the device half of a device session's entry (SessionDevice.cpp)
+    struct OnDeviceDeleter {
+      void operator()(OnDevice *d) const;
+    };
+    std::unique_ptr<OnDevice, OnDeviceDeleter> device;
   };
   struct Output {
     const TensorDesc *desc;
@@ -112,6 +118,10 @@ private:
     const void *data;
     int state;             // the state whose memory it views, or -1
     bool detached = false; // its block was handed over (detachOutput)
+    // A device session's output stays on the device until it is read.
+    mutable bool onDevice = false;
+    DeviceAddress address = 0;
+    uint64_t span = 0; // bytes from its first element to past its last
   };
 
   EntryState &state(int entry);
@@ -134,6 +144,16 @@ private:
   void runSteps(int entry, const EntryDesc &e, EntryState &st);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);
+  // The device path (SessionDevice.cpp; docs/gpu.md), taken when device_ is set.
+  void reserveOnDevice(const EntryDesc &e, EntryState &st);
+  void bindOnDevice(const EntryDesc &e, EntryState &st,
+                    const std::vector<const kiln_tensor *> &inputs);
+  void detachFromDevice(const EntryDesc &e, EntryState &st) noexcept;
+  void beginDeviceStep(const StepDesc &step, EntryState &st);
+  void endDeviceStep(const StepDesc &step, EntryState &st, bool failed);
+  void recordDeviceOutputs(const EntryDesc &e, const EntryState &st);
+  void downloadOutput(const Output &out) const;
+  void gatherOnDevice(const int32_t *rows, size_t count);
   size_t findOutput(const char *name) const; // its index in outputs_
   void checkReadable(const Output &out) const;
 
@@ -149,6 +169,12 @@ private:
   kiln_session_stats stats_{};
   std::unique_ptr<Profiler> profiler_; // null unless options.profile
   mutable std::atomic<bool> busy_{false};
+  // Null for a CPU model. Otherwise the kernels run on it: the weights are resident, the
+  // temporaries and states live in these blocks, and the host memory above mirrors them.
+  Device *device_ = nullptr;
+  const std::vector<DeviceAddress> *deviceWeights_ = nullptr;
+  std::vector<std::unique_ptr<DeviceBlock>> deviceStates_, deviceStateSpares_;
+  mutable std::vector<bool> stateOnDevice_; // per state: the host copy is stale
 };
 
 void releaseModel(const Model *model);

@@ -241,7 +241,17 @@ void StateSet::forgetWritten(int entry) noexcept {
   }
 }
 
-void StateSet::gather(const int32_t *rows, size_t count) {
+uint64_t StateSet::rowBytes(size_t state) const {
+  return uint64_t(elementCount(slots_[state].shape, 1)) *
+         kiln_dtype_size(manifest_.states[state].dtype);
+}
+
+uint64_t StateSet::stateBytes(size_t state) const {
+  return uint64_t(elementCount(slots_[state].shape)) *
+         kiln_dtype_size(manifest_.states[state].dtype);
+}
+
+void StateSet::gather(const int32_t *rows, size_t count, bool moveRows) {
   const char *who = "kiln_session_gather_states";
   std::vector<size_t> live;
   for (size_t s = 0; s < slots_.size(); ++s)
@@ -297,7 +307,10 @@ void StateSet::gather(const int32_t *rows, size_t count) {
     Slot &slot = slots_[live[k]];
     size_t bytes = rowBytes[k];
     uint8_t *base = slot.memory.bytes();
-    if (grown[k].data()) {
+    if (!moveRows) {
+      if (grown[k].data())
+        slot.memory.swap(grown[k]);
+    } else if (grown[k].data()) {
       // New memory: every row goes there once, straight from its source.
       uint8_t *to = grown[k].bytes();
       for (size_t i = 0; i < count && bytes; ++i)

@@ -57,8 +57,14 @@ public:
 
   // kiln_session_gather_states: row i of every set state becomes its old row rows[i].
   // Validates everything and allocates before changing anything, so a failure (thrown)
-  // leaves the states as they were.
-  void gather(const int32_t *rows, size_t count);
+  // leaves the states as they were. moveRows false: a device holds the rows and moves
+  // them; only the shapes change here.
+  void gather(const int32_t *rows, size_t count, bool moveRows = true);
+  size_t size() const { return slots_.size(); }
+  bool isSet(size_t state) const { return slots_[state].valid; }
+  // Bytes of one row (dim 0) and of the whole state, with its current shape.
+  uint64_t rowBytes(size_t state) const;
+  uint64_t stateBytes(size_t state) const;
   void clear();
   // kiln_session_get_state. Throws NOT_FOUND / FAILED_PRECONDITION.
   kiln_tensor get(const char *name) const;

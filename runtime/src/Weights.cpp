@@ -3,6 +3,7 @@
 
 #include "DType.h"
 #include "Error.h"
+#include "Session.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -76,6 +77,43 @@ Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path
 }
 
 void Weights::FreeDeleter::operator()(void *p) const { std::free(p); }
+
+struct Weights::Resident {
+  const Model *model; // retained: its library holds the device's functions
+  DeviceBlock block;  // every parameter, each at a 64-byte aligned offset
+  std::vector<uint64_t> addresses;
+  explicit Resident(const Model &m) : model(&m), block(*m.device()) {
+    m.refs.fetch_add(1);
+  }
+  ~Resident() {
+    block.reset();
+    releaseModel(model);
+  }
+};
+
+void Weights::ResidentDeleter::operator()(Resident *r) const { delete r; }
+
+const std::vector<uint64_t> &Weights::onDevice(const Model &model) const {
+  std::lock_guard<std::mutex> lock(residentMutex_);
+  for (const auto &r : resident_)
+    if (r->model == &model)
+      return r->addresses;
+  std::vector<uint64_t> offsets, bytes;
+  uint64_t total = 0;
+  for (const Signature &s : signatures_) {
+    offsets.push_back(total);
+    bytes.push_back(uint64_t(elementCount(s.shape)) * kiln_dtype_size(s.dtype));
+    total += (bytes.back() + 63) / 64 * 64;
+  }
+  std::unique_ptr<Resident, ResidentDeleter> r(new Resident(model));
+  r->block.reserve(total);
+  for (size_t i = 0; i < data_.size(); ++i) {
+    r->addresses.push_back(r->block.address() + offsets[i]);
+    model.device()->upload(r->addresses[i], data_[i], bytes[i]);
+  }
+  resident_.push_back(std::move(r));
+  return resident_.back()->addresses;
+}
 
 bool Weights::fits(const Manifest &manifest) const {
   if (manifest.parameters.size() != signatures_.size())

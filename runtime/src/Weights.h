@@ -12,10 +12,13 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace kiln::rt {
+
+class Model;
 
 class Weights {
 public:
@@ -32,9 +35,22 @@ public:
   // opened; a run checks this before it reads the mapped parameters.
   void checkUnchanged() const { file_.checkUnchanged(); }
 
+  /// Where each parameter lives in the memory of `model`'s device: uploaded by the first
+  /// call for that model library (one device context each) and kept until the weights
+  /// are released, which retains the model till then. Thread-safe: the sessions of all
+  /// threads share one copy. Throws the device's errors (RESOURCE_EXHAUSTED naming the
+  /// bytes).
+  const std::vector<uint64_t> &onDevice(const Model &model) const;
+
   mutable std::atomic<int> refs{1};
 
 private:
+  struct Resident; // one model's device copy
+  struct ResidentDeleter {
+    void operator()(Resident *r) const;
+  };
+  mutable std::mutex residentMutex_;
+  mutable std::vector<std::unique_ptr<Resident, ResidentDeleter>> resident_;
   struct Signature {
     std::string name;
     kiln_dtype dtype;

@@ -233,7 +233,20 @@ typedef struct kiln_session_options {
 KILN_API void kiln_session_options_initialize(kiln_session_options *options);
 
 /* weights may be NULL only for a model without parameters; they must have been opened for
- * a model with the same parameter list. options may be NULL (defaults). */
+ * a model with the same parameter list. options may be NULL (defaults).
+ *
+ * A model compiled for a GPU (kiln_model_target contains "cuda"; docs/gpu.md) runs on the
+ * device, through the Halide runtime inside its own library, which loads the NVIDIA
+ * driver (libcuda.so) when first used; this library links no CUDA library. Opening and
+ * listing such a model needs no GPU: the device is probed here. Without a driver or a
+ * device, creating a session fails with KILN_STATUS_FAILED_PRECONDITION and a message
+ * starting "no CUDA device: " followed by the driver's or Halide's reason. The first
+ * session of a weights handle on a model uploads the weights; they stay on the device
+ * until the weights are released (which keeps the model loaded till then), shared by
+ * every session. Device memory exhausted (here or in a run) is
+ * KILN_STATUS_RESOURCE_EXHAUSTED naming the bytes asked for. Outputs and states stay on
+ * the device until read (get_output, copy_output, detach_output, get_state download
+ * them); gather_states moves rows on the device. */
 KILN_API kiln_status *kiln_session_create(const kiln_model *model,
                                           const kiln_weights *weights,
                                           const kiln_session_options *options,
