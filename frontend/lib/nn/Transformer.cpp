@@ -96,8 +96,16 @@ void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory,
   entry.stateAlloc(prefix_ + "self_attn.v_cache", cache);
 }
 
+std::vector<Dim> DecoderLayer::memoryDims(const Tensor &x, const Dim &source) const {
+  return {declared(x.dim(0)), heads_, source, dModel_ / heads_};
+}
+
+Tensor DecoderLayer::memoryKeys(Entry &entry, const Tensor &x, const Dim &source) const {
+  return entry.stateRead(prefix_ + "multihead_attn.memory_k", memoryDims(x, source));
+}
+
 Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
-                          const Dim &source, const Tensor &srcLengths,
+                          const Dim &source, const Tensor &memoryMask,
                           std::source_location loc) const {
   auto scope = module_.enter(loc);
   if (!x.valid())
@@ -114,12 +122,10 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
   };
   auto crossAttend = [&](const Tensor &in) {
     Tensor q = crossAttn_.heads(in, 0);
-    std::vector<Dim> memory = {declared(x.dim(0)), heads_, source, dModel_ / heads_};
-    Tensor k = entry.stateRead(prefix_ + "multihead_attn.memory_k", memory);
-    Tensor v = entry.stateRead(prefix_ + "multihead_attn.memory_v", memory);
-    // Transformer::keyPaddingMask of operator()'s memory, here over the keys' axis 2.
-    Tensor mask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
-    return crossAttn_.attend(q, k, v, mask);
+    Tensor k = memoryKeys(entry, x, source);
+    Tensor v =
+        entry.stateRead(prefix_ + "multihead_attn.memory_v", memoryDims(x, source));
+    return crossAttn_.attend(q, k, v, memoryMask);
   };
   return sublayers(x, selfAttend, crossAttend);
 }
@@ -166,8 +172,14 @@ void Decoder::startDecoding(Entry &entry, const Tensor &memory,
 Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
                      const Tensor &srcLengths, std::source_location loc) const {
   auto scope = module_.enter(loc);
+  if (layers_.empty())
+    return norm_ ? (*norm_)(x) : x;
+  // Transformer::keyPaddingMask of operator()'s memory, over the keys' axis 2: one mask
+  // for every layer (each layer's own keys as `like` would make one mask kernel each).
+  Tensor keys = layers_.front().memoryKeys(entry, x, source);
+  Tensor memoryMask = reshape(paddingMask(srcLengths, keys, /*axis=*/2), {0, 1, 1, -1});
   for (const DecoderLayer &layer : layers_)
-    x = layer.step(entry, x, position, source, srcLengths);
+    x = layer.step(entry, x, position, source, memoryMask);
   return norm_ ? (*norm_)(x) : x;
 }
 
