@@ -96,16 +96,8 @@ void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory,
   entry.stateAlloc(prefix_ + "self_attn.v_cache", cache);
 }
 
-std::vector<Dim> DecoderLayer::memoryDims(const Tensor &x, const Dim &source) const {
-  return {declared(x.dim(0)), heads_, source, dModel_ / heads_};
-}
-
-Tensor DecoderLayer::memoryKeys(Entry &entry, const Tensor &x, const Dim &source) const {
-  return entry.stateRead(prefix_ + "multihead_attn.memory_k", memoryDims(x, source));
-}
-
 Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
-                          const Dim &source, const Tensor &memoryMask,
+                          const Dim &source, const Tensor &srcLengths, Tensor &memoryMask,
                           std::source_location loc) const {
   auto scope = module_.enter(loc);
   if (!x.valid())
@@ -122,9 +114,12 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
   };
   auto crossAttend = [&](const Tensor &in) {
     Tensor q = crossAttn_.heads(in, 0);
-    Tensor k = memoryKeys(entry, x, source);
-    Tensor v =
-        entry.stateRead(prefix_ + "multihead_attn.memory_v", memoryDims(x, source));
+    std::vector<Dim> memory = {declared(x.dim(0)), heads_, source, dModel_ / heads_};
+    Tensor k = entry.stateRead(prefix_ + "multihead_attn.memory_k", memory);
+    Tensor v = entry.stateRead(prefix_ + "multihead_attn.memory_v", memory);
+    // Transformer::keyPaddingMask of operator()'s memory, here over the keys' axis 2.
+    if (!memoryMask.valid())
+      memoryMask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
     return crossAttn_.attend(q, k, v, memoryMask);
   };
   return sublayers(x, selfAttend, crossAttend);
@@ -172,14 +167,11 @@ void Decoder::startDecoding(Entry &entry, const Tensor &memory,
 Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
                      const Tensor &srcLengths, std::source_location loc) const {
   auto scope = module_.enter(loc);
-  if (layers_.empty())
-    return norm_ ? (*norm_)(x) : x;
-  // Transformer::keyPaddingMask of operator()'s memory, over the keys' axis 2: one mask
-  // for every layer (each layer's own keys as `like` would make one mask kernel each).
-  Tensor keys = layers_.front().memoryKeys(entry, x, source);
-  Tensor memoryMask = reshape(paddingMask(srcLengths, keys, /*axis=*/2), {0, 1, 1, -1});
+  // The first layer builds the memory's padding mask and the others reuse it: each
+  // layer's own keys as `like` would make one mask kernel per layer.
+  Tensor memoryMask;
   for (const DecoderLayer &layer : layers_)
-    x = layer.step(entry, x, position, source, memoryMask);
+    x = layer.step(entry, x, position, source, srcLengths, memoryMask);
   return norm_ ? (*norm_)(x) : x;
 }
 

@@ -77,14 +77,13 @@ public:
                      std::source_location loc = std::source_location::current()) const;
   /// x [B, 1, D], the target at position `position` (P) -> [B, 1, D]: appends its keys
   /// and values to the caches and attends over positions 0..P, then over the memory's
-  /// `source` (S) positions, masked by the additive `memoryMask` [B, 1, 1, S]. Equals
-  /// operator() at position P of a prefix of P + 1 targets.
+  /// `source` (S) positions, masked past each sequence's srcLengths [B] by
+  /// `memoryMask` [B, 1, 1, S], which the step builds when it is empty (the first
+  /// layer's) and the next layers' steps take as it is. Equals operator() at position P
+  /// of a prefix of P + 1 targets.
   Tensor step(Entry &entry, const Tensor &x, const Dim &position, const Dim &source,
-              const Tensor &memoryMask,
+              const Tensor &srcLengths, Tensor &memoryMask,
               std::source_location loc = std::source_location::current()) const;
-  /// The memory's cross-attention keys [B, H, S, d_k] (B: x's batch) as the step reads
-  /// them: what a padding mask over S is built like.
-  Tensor memoryKeys(Entry &entry, const Tensor &x, const Dim &source) const;
 
 private:
   using Sublayer = std::function<Tensor(const Tensor &)>;
@@ -92,8 +91,6 @@ private:
   /// or post-norm) and the feed-forward block, shared by operator() and step().
   Tensor sublayers(const Tensor &x, const Sublayer &selfAttend,
                    const Sublayer &crossAttend) const;
-  /// The shape of the memory states for a step on x: [B, H, S, d_k].
-  std::vector<Dim> memoryDims(const Tensor &x, const Dim &source) const;
 
   Module module_;
   MultiHeadAttention selfAttn_, crossAttn_;
