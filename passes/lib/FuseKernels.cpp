@@ -5,7 +5,11 @@
 //
 //  1. a layer_norm or rms_norm takes the elementwise ops that only it reads (the
 //     residual add of a post-norm layer) as its prologue: the sum is recomputed where
-//     the row reductions read it, instead of being stored and read back;
+//     the row reductions read it, instead of being stored and read back; and a linear
+//     whose result only that prologue reads (the sublayer's output projection) as the
+//     group's first stage, computed whole inside the kernel before the rows are
+//     normalised (a row needs every column of the product), so the linear, the
+//     residual add and the norm are one kernel instead of two;
 //  2. a linear, matmul, layer_norm or rms_norm takes the chain of elementwise ops that
 //  consumes
 //     its result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
@@ -52,6 +56,9 @@ Value normalizedInput(Operation *op) {
     return norm.input();
   return nullptr;
 }
+
+/// Ops that a normalisation group can compute as its first stage.
+bool isStage(Operation *op) { return isa<LinearOp>(op); }
 
 /// Ops that never become kernels of their own, about which a remark would say nothing.
 bool isKernelFree(Operation *op) {
@@ -110,9 +117,15 @@ private:
     if (isa<AttentionOp>(op))
       return "attention is its own kernel (kiln-fuse-attention's), which groups leave "
              "alone";
-    if (isAnchor(op))
-      return "no elementwise op can join it as its epilogue: " +
-             whyNotEpilogue(op->getResult(0));
+    if (isAnchor(op)) {
+      std::string reason = "no elementwise op can join it as its epilogue: " +
+                           whyNotEpilogue(op->getResult(0));
+      auto notStage = notStages.find(op);
+      if (notStage != notStages.end())
+        reason += "; nor is it the first stage of the normalisation that reads it: " +
+                  notStage->second;
+      return reason;
+    }
     if (!isElementwise(op))
       return "only elementwise ops join groups, and only linear, matmul, layer_norm and "
              "rms_norm "
@@ -194,6 +207,8 @@ private:
     }
     if (prologue.empty())
       return;
+    if (Operation *stage = findStage(prologue, rowType))
+      prologue.insert(stage);
     size_t group = startGroup(norm);
     llvm::SmallVector<Operation *, 4> ops(prologue.begin(), prologue.end());
     llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -201,6 +216,30 @@ private:
       claimed[op] = group;
     ops.push_back(norm);
     groups[group].ops = std::move(ops);
+  }
+
+  /// The linear that the prologue reads and that can be the group's first stage: read
+  /// by nothing else, beside another input of the row's shape that gives the kernel its
+  /// extents. Null when there is none; records why when a linear misses the second.
+  Operation *findStage(const llvm::SetVector<Operation *> &prologue, Type rowType) {
+    Operation *stage = nullptr;
+    bool rowInput = false;
+    for (Operation *op : prologue)
+      for (Value operand : op->getOperands()) {
+        Operation *producer = operand.getDefiningOp();
+        if (prologue.count(producer) || operand.getType() != rowType)
+          continue;
+        if (producer && isStage(producer) && !stage && operand.hasOneUse())
+          stage = producer;
+        else
+          rowInput = true;
+      }
+    if (stage && !rowInput) {
+      notStages[stage] = "the prologue reads no other value of the row's shape, which "
+                         "the kernel takes its extents from";
+      return nullptr;
+    }
+    return stage;
   }
 
   /// Replaces the group's ops by one kiln.fusion at its last op.
@@ -236,6 +275,8 @@ private:
   /// The group that each claimed op belongs to.
   llvm::DenseMap<Operation *, size_t> claimed;
   std::vector<std::pair<Operation *, std::string>> unfused;
+  /// Why each linear read by a normalisation's prologue is not that group's first stage.
+  llvm::DenseMap<Operation *, std::string> notStages;
 };
 
 struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
@@ -257,10 +298,12 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
 } // namespace
 
 Operation *kiln::fusionAnchor(FusionOp fusion) {
+  // A first stage (a linear before a normalisation) comes before the anchor.
+  Operation *anchor = nullptr;
   for (Operation &op : fusion.getBody()->without_terminator())
     if (isAnchor(&op))
-      return &op;
-  return nullptr;
+      anchor = &op;
+  return anchor;
 }
 
 std::unique_ptr<Pass> kiln::createFuseKernelsPass() {

@@ -5,14 +5,19 @@
 // feed it) through a Func that Halide inlines where the anchor reads it, and stores its
 // epilogue (the elementwise ops that consume its value) in its output stage, inside
 // the tiles its schedule computes. The kernel takes the anchor's schedule, chosen by
-// Scheduler.cpp as for the anchor alone. A group without an anchor is one pointwise
-// kernel of its chain. Each body argument is one kernel input, in order.
+// Scheduler.cpp as for the anchor alone. A normalisation's group may start with a
+// linear that its prologue reads: the linear's own stages come first in the pipeline,
+// each with its own schedule and computed whole (the scheduler's compute_root), since
+// every row the norm reduces needs all of the linear's columns. A group without an
+// anchor is one pointwise kernel of its chain. Each body argument is one kernel input,
+// in order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Lower.h"
 #include "Lowerings.h"
 
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -36,11 +41,31 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
   return llvm::None;
 }
 
-/// The group's anchor (null: none); emits an error and fails when the body is not
-/// what this lowering composes: elementwise ops of the result's shape around at most
-/// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input.
-FailureOr<Operation *> findAnchor(FusionOp fusion) {
+/// What a group computes besides elementwise ops: its anchor (null: none) and the
+/// linears computed before it (at most one, as kiln-fuse-kernels forms groups).
+struct GroupOps {
   Operation *anchor = nullptr;
+  llvm::SmallVector<Operation *, 1> stages;
+};
+
+/// Whether `op` is a linear that a normalisation group can compute first: it reads
+/// group inputs only, and only elementwise ops of the group's shape read it.
+bool isFirstStage(Operation &op) {
+  if (!isa<LinearOp>(op) ||
+      op.getResult(0).getType() != op.getParentOp()->getResult(0).getType())
+    return false;
+  return llvm::all_of(op.getOperands(), [](Value v) { return v.isa<BlockArgument>(); }) &&
+         llvm::all_of(op.getUsers(),
+                      [](Operation *user) { return bool(pointwiseFormula(user)); });
+}
+
+/// The group's anchor and first stages; emits an error and fails when the body is not
+/// what this lowering composes: elementwise ops of the result's shape around at most
+/// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input,
+/// which may read a first stage through elementwise ops.
+FailureOr<GroupOps> findAnchor(FusionOp fusion) {
+  GroupOps group;
+  Operation *&anchor = group.anchor;
   for (Operation &op : fusion.getBody()->without_terminator()) {
     if (pointwiseFormula(&op)) {
       if (op.getResult(0).getType() != fusion.getType()) {
@@ -59,14 +84,25 @@ FailureOr<Operation *> findAnchor(FusionOp fusion) {
       return failure();
     }
     if (anchor) {
-      op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
-                     << "' is already this group's";
-      return failure();
+      // Only the last op of this kind anchors the group: before it, first stages.
+      if (!group.stages.empty() || !isFirstStage(*anchor)) {
+        op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
+                       << "' is already this group's";
+        return failure();
+      }
+      group.stages.push_back(anchor);
     }
     anchor = &op;
   }
+  if (!group.stages.empty() && !isa<LayerNormOp, RmsNormOp>(anchor)) {
+    group.stages.front()->emitError()
+        << "a linear computed first in a kiln.fusion must be read by a layer_norm's or "
+           "rms_norm's prologue, and this group's anchor is '"
+        << anchor->getName() << "'";
+    return failure();
+  }
   if (!anchor)
-    return anchor;
+    return group;
   for (OpOperand &use : anchor->getOpOperands()) {
     Value operand = use.get();
     if (operand.isa<BlockArgument>())
@@ -81,7 +117,7 @@ FailureOr<Operation *> findAnchor(FusionOp fusion) {
       return failure();
     }
   }
-  return anchor;
+  return group;
 }
 
 /// The group as seen by its anchor's lowering: the group's inputs, its prologue as a
@@ -136,6 +172,9 @@ public:
       const auto &[param, extents] = inputs_[arg.getArgNumber()];
       return param(broadcastIndex(extents, vars));
     }
+    auto stage = stageValues_.find(value);
+    if (stage != stageValues_.end())
+      return stage->second(vars);
     Operation *producer = value.getDefiningOp();
     PointwiseFormula formula = pointwiseFormula(producer);
     if (!formula) {
@@ -148,14 +187,25 @@ public:
     return formula(operands);
   }
 
-  /// Pins the dynamic extents of the inputs that the elementwise ops read, where they
-  /// do not broadcast, to the output's (`out`): every value they make has its shape.
-  void tieReadInputs(OutputImageParam out) const {
-    for (unsigned i : read_) {
+  /// Makes `stage`, the output of a first stage's pipeline, the value of `linear`'s
+  /// result, and ties the linear's input to the group's output (below): its rows are
+  /// the output's, only its last dimension (K) differs.
+  void addStage(LinearOp linear, Func stage) {
+    stageValues_[linear.result()] = stage;
+    tiedFrom_[linear.input().cast<BlockArgument>().getArgNumber()] = 1;
+  }
+
+  /// Pins the dynamic extents of the inputs that the elementwise ops and first stages
+  /// read, where they do not broadcast, to the output's (`out`): every value they make
+  /// has its shape.
+  void tieReadInputs(OutputImageParam out) {
+    for (unsigned i : read_)
+      tiedFrom_[i] = 0;
+    for (auto [i, first] : tiedFrom_) {
       if (shape_ && i == *shape_)
         continue; // the anchor ties the output to it
       const auto &[param, extents] = inputs_[i];
-      for (size_t d = 0; d < extents.size(); ++d)
+      for (size_t d = first; d < extents.size(); ++d)
         if (extents[d] == kDynamicExtent)
           param.dim(static_cast<int>(d))
               .set_extent(out.dim(static_cast<int>(d)).extent());
@@ -167,26 +217,62 @@ private:
   KernelInputs inputs_;
   /// The inputs read by elementwise ops.
   std::set<unsigned> read_;
+  /// The first stages' outputs, by the value of the group they compute.
+  llvm::DenseMap<Value, Func> stageValues_;
+  /// The inputs to tie to the output, each from its first Halide dimension on.
+  std::map<unsigned, size_t> tiedFrom_;
   /// The input whose extents the prologue's result has.
   llvm::Optional<unsigned> shape_;
   /// While the epilogue is built: the anchor's value at the output's Vars.
   Expr anchorValue_;
 };
 
+/// A first stage as its lowering sees the group: the group's inputs, its value stored
+/// as it is (the norm's prologue reads it).
+class StageBoundary : public KernelBoundary {
+public:
+  explicit StageBoundary(GroupBoundary &group) : group_(group) {}
+  ImageParam input(Value operand, const std::string &name) override {
+    return group_.input(operand, name);
+  }
+  Operand operand(Value operand, const std::string &name) override {
+    ImageParam param = input(operand, name);
+    return {param, param};
+  }
+  Expr store(Expr value, const std::vector<Var> &) override { return value; }
+  std::vector<ImageParam> inputs() const override { return group_.inputs(); }
+
+private:
+  GroupBoundary &group_;
+};
+
 FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &target) {
-  FailureOr<Operation *> anchor = findAnchor(fusion);
-  if (failed(anchor))
+  FailureOr<GroupOps> ops = findAnchor(fusion);
+  if (failed(ops))
     return failure();
   GroupBoundary group(fusion);
-  if (!*anchor)
+  if (!ops->anchor)
     return lowerPointwiseKernel(tensorType(fusion.getResult()), group.kernelInputs(),
                                 [&](const std::vector<Var> &vars) {
                                   return group.valueAt(fusion.yielded(), vars);
                                 });
+  llvm::SmallVector<KernelDescription, 2> stages;
+  for (Operation *op : ops->stages) {
+    StageBoundary boundary(group);
+    FailureOr<KernelAlgorithm> stage = lookupLowering(op)->lower(op, target, boundary);
+    if (failed(stage))
+      return failure();
+    group.addStage(cast<LinearOp>(op), outputOf(stage->stages.back()));
+    stages.append(stage->stages.begin(), stage->stages.end());
+  }
   FailureOr<KernelAlgorithm> algorithm =
-      lookupLowering(*anchor)->lower(*anchor, target, group);
+      lookupLowering(ops->anchor)->lower(ops->anchor, target, group);
   if (failed(algorithm))
     return failure();
+  // Appended, not inserted: SmallVector's insert of an empty range self-move-assigns
+  // the elements after it, which empties a Halide Func.
+  stages.append(algorithm->stages.begin(), algorithm->stages.end());
+  algorithm->stages.assign(stages.begin(), stages.end());
   group.tieReadInputs(outputOf(algorithm->stages.back()).output_buffer());
   return algorithm;
 }

@@ -97,7 +97,7 @@ void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory,
 }
 
 Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
-                          const Dim &source, const Tensor &srcLengths,
+                          const Dim &source, const Tensor &srcLengths, Tensor &memoryMask,
                           std::source_location loc) const {
   auto scope = module_.enter(loc);
   if (!x.valid())
@@ -118,8 +118,9 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
     Tensor k = entry.stateRead(prefix_ + "multihead_attn.memory_k", memory);
     Tensor v = entry.stateRead(prefix_ + "multihead_attn.memory_v", memory);
     // Transformer::keyPaddingMask of operator()'s memory, here over the keys' axis 2.
-    Tensor mask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
-    return crossAttn_.attend(q, k, v, mask);
+    if (!memoryMask.valid())
+      memoryMask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
+    return crossAttn_.attend(q, k, v, memoryMask);
   };
   return sublayers(x, selfAttend, crossAttend);
 }
@@ -166,8 +167,11 @@ void Decoder::startDecoding(Entry &entry, const Tensor &memory,
 Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
                      const Tensor &srcLengths, std::source_location loc) const {
   auto scope = module_.enter(loc);
+  // The first layer builds the memory's padding mask and the others reuse it: each
+  // layer's own keys as `like` would make one mask kernel per layer.
+  Tensor memoryMask;
   for (const DecoderLayer &layer : layers_)
-    x = layer.step(entry, x, position, source, srcLengths);
+    x = layer.step(entry, x, position, source, srcLengths, memoryMask);
   return norm_ ? (*norm_)(x) : x;
 }
 

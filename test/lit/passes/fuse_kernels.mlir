@@ -54,13 +54,16 @@ func @matmul_bias_gelu_residual(%x: tensor<2x3x8xf32>, %y: tensor<2x3x8xf32>) ->
 
 // -----
 
-// Prologue: the residual add goes into the LayerNorm after it, not into the linear
-// before it (which stays alone and says why).
+// Prologue and first stage: the residual add goes into the LayerNorm after it, and the
+// linear whose result only that add reads (a sublayer's output projection) is the
+// group's first stage: linear, residual add and LayerNorm are one kernel.
 // CHECK-LABEL: func @residual_layer_norm
-// CHECK: %[[O:.+]] = kiln.linear
-// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %[[O]], %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
-// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[B:[^:]+]]: tensor<?x8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
-// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[B]]
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xf32>
+// CHECK-NOT: kiln.linear
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[W:[^:]+]]: tensor<8x8xf32>, %[[B:[^:]+]]: tensor<8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[O:.+]] = kiln.linear %[[A]], %[[W]], %[[B]]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[O]]
 // CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[S]], %[[G]], %[[BE]]
 // CHECK-NEXT: kiln.yield %[[N]]
 func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
@@ -68,7 +71,6 @@ func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N"
   %b = kiln.parameter "b" : tensor<8xf32>
   %g = kiln.parameter "g" : tensor<8xf32>
   %be = kiln.parameter "be" : tensor<8xf32>
-  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its reader kiln.add is already in another group}}
   %o = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
@@ -177,4 +179,65 @@ func @lone_elementwise(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-remark @+1 {{kiln.softmax not fused into a kernel group}}
   %p = kiln.softmax %r {axis = 1 : i64} : tensor<4x8xf32>
   kiln.return %p : tensor<4x8xf32>
+}
+
+// -----
+
+// A linear whose result the residual add and the entry both read is stored once: the
+// LayerNorm takes the add alone, and the linear says why it is not its first stage.
+// CHECK-LABEL: func @stage_with_two_readers
+// CHECK: %[[O:.+]] = kiln.linear
+// CHECK: kiln.fusion %{{.+}}, %[[O]], %{{.+}}, %{{.+}} :
+// CHECK-NOT: kiln.linear
+// CHECK: kiln.yield
+func @stage_with_two_readers(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its result has 2 uses, and a value with several readers is stored once, not recomputed}}
+  %o = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n, %o : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// A prologue that reads nothing of the row's shape besides the linear (ReLU of it) has
+// no input to give the kernel its extents: the linear stays its own kernel.
+// CHECK-LABEL: func @stage_without_row_input
+// CHECK: %[[O:.+]] = kiln.linear
+// CHECK: kiln.fusion %[[O]], %{{.+}}, %{{.+}} :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.layer_norm
+func @stage_without_row_input(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not fused into a kernel group: no elementwise op can join it as its epilogue: its reader kiln.relu is already in another group (a normalisation's prologue or another op's epilogue); nor is it the first stage of the normalisation that reads it: the prologue reads no other value of the row's shape, which the kernel takes its extents from}}
+  %o = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %r = kiln.relu %o : tensor<?x8xf32>
+  %n = kiln.layer_norm %r, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
+// Only a linear is a first stage: a matmul before the residual add keeps its own
+// kernel.
+// CHECK-LABEL: func @matmul_before_norm
+// CHECK: %[[M:.+]] = kiln.matmul
+// CHECK: kiln.fusion %{{.+}}, %[[M]], %{{.+}}, %{{.+}} :
+func @matmul_before_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %w = kiln.parameter "w" : tensor<8x8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its reader kiln.add is already in another group}}
+  %m = kiln.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %s = kiln.add %x, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  kiln.return %n : tensor<4x8xf32>
 }

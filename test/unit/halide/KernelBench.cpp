@@ -372,6 +372,34 @@ std::vector<BenchCase> cases() {
        {{8, 128, 512}, {8, 128, 512}, {512}, {512}},
        {8, 128, 512},
        0});
+  // A linear as the first stage of its residual add + LayerNorm (a sublayer's output
+  // projection, the FFN's second linear): compare with the linear case of the same
+  // shape plus fused_add_layer_norm.
+  auto linearAddNorm = [&](const char *name, int64_t k, Shape inShape, Shape outShape,
+                           double rows) {
+    std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+    std::string w = "tensor<512x" + std::to_string(k) + "xf32>";
+    const std::string y = "tensor<?x?x512xf32>", v = "tensor<512xf32>";
+    all.push_back(
+        {name,
+         {x, w, v, y, v, v},
+         y,
+         "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 : (" + x + ", " + w +
+             ", " + v + ", " + y + ", " + v + ", " + v + ") -> " + y +
+             " {\n^bb0(%x: " + x + ", %w: " + w + ", %b: " + v + ", %r: " + y +
+             ", %g: " + v + ", %be: " + v + "):\n  %l = kiln.linear %x, %w, %b : (" + x +
+             ", " + w + ", " + v + ") -> " + y + "\n  %s = kiln.add %r, %l : (" + y +
+             ", " + y + ") -> " + y +
+             "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-05 : f32} : (" + y +
+             ", " + v + ", " + v + ") -> " + y + "\n  kiln.yield %n : " + y + "\n}",
+         {inShape, {512, k}, {512}, outShape, {512}, {512}},
+         outShape,
+         matmulFlops(rows, 512, k)});
+  };
+  linearAddNorm("fused_linear_add_layer_norm_decode_8x1x512", 512, {8, 1, 512},
+                {8, 1, 512}, 8);
+  linearAddNorm("fused_linear_add_layer_norm_8x128x2048_to_512", 2048, {8, 128, 2048},
+                {8, 128, 512}, 1024);
   all.push_back({"gelu_8x128x2048",
                  {"tensor<?x?x2048xf32>"},
                  "tensor<?x?x2048xf32>",

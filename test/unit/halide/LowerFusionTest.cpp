@@ -1,7 +1,8 @@
 //===- LowerFusionTest.cpp - kiln.fusion groups as one kernel -------------===//
 //
 // Each kind of group kiln-fuse-kernels forms (an epilogue after linear or matmul, a
-// layer_norm's prologue, an elementwise chain), lowered as one kernel and compared with
+// layer_norm's prologue, with a linear as its first stage or without, an elementwise
+// chain), lowered as one kernel and compared with
 // the interpreter, which evaluates the body op by op, on fresh random inputs at several
 // dynamic sizes; and the kernel signatures that decide which groups share a kernel.
 //
@@ -124,6 +125,41 @@ TEST_F(HalideLower, FusedResidualAddLayerNorm) {
             "");
 }
 
+/// linear(x, W, b) of [?, ?, K] rows to N = 40 as the first stage, then the residual
+/// add and layer_norm: a sublayer's output projection and its post-norm in one kernel.
+std::string linearResidualNorm(int64_t k) {
+  std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+  std::string w = "tensor<40x" + std::to_string(k) + "xf32>";
+  const std::string y = "tensor<?x?x40xf32>", v = "tensor<40xf32>";
+  return "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 : (" + x + ", " + w +
+         ", " + v + ", " + y + ", " + v + ", " + v + ") -> " + y + " {\n^bb0(%x: " + x +
+         ", %w: " + w + ", %b: " + v + ", %r: " + y + ", %g: " + v + ", %be: " + v +
+         "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " + w + ", " + v + ") -> " + y +
+         "\n  %s = kiln.add %r, %l : (" + y + ", " + y + ") -> " + y +
+         "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + y + ", " +
+         v + ", " + v + ") -> " + y + "\n  kiln.yield %n : " + y + "\n}";
+}
+
+TEST_F(HalideLower, FusedLinearResidualLayerNorm) {
+  // K = 24 takes the panel schedule, K = 512 the dot-product one (the model's output
+  // projections); the linear is a stage of its own inside the kernel, computed whole
+  // before the rows are normalised.
+  for (int64_t k : {24, 512}) {
+    std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+    load({x, "tensor<40x" + std::to_string(k) + "xf32>", "tensor<40xf32>",
+          "tensor<?x?x40xf32>", "tensor<40xf32>", "tensor<40xf32>"},
+         "tensor<?x?x40xf32>", linearResidualNorm(k));
+    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 7}, {8, 1}})
+      checkRandom({{b, s, k}, {40, k}, {40}, {b, s, 40}, {40}, {40}});
+  }
+  // The linear's input rows are tied to the output's: an input of other rows fails.
+  EXPECT_NE(runError({randomTensor({2, 6, 512}, 1), randomTensor({40, 512}, 2),
+                      randomTensor({40}, 3), randomTensor({2, 7, 40}, 4),
+                      randomTensor({40}, 5), randomTensor({40}, 6)},
+                     {2, 7, 40}),
+            "");
+}
+
 TEST_F(HalideLower, FusedElementwiseChain) {
   // No anchor: scale, a broadcast add, sub and ReLU as one pointwise kernel. (A boolean
   // mask cannot be a one-op module's input, so masked_fill is left to the models.)
@@ -158,6 +194,26 @@ TEST_F(HalideLower, FusionThatDoesNotComposeIsAnError) {
                   "  %r = kiln.relu %s : tensor<4x8xf32>\n"
                   "  kiln.yield %r : tensor<4x8xf32>\n}"));
   EXPECT_NE(error.find("'kiln.softmax' can neither anchor a kiln.fusion nor join one"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(HalideLower, FirstStageBeforeAnAnchorOtherThanANormIsAnError) {
+  // A linear is computed first only for a normalisation, whose rows need all of it.
+  std::string error = harness.load(oneOpModule(
+      {"tensor<4x8xf32>", "tensor<8x8xf32>", "tensor<8xf32>"}, "tensor<4x8xf32>",
+      "kiln.fusion %arg0, %arg1, %arg2 : (tensor<4x8xf32>, tensor<8x8xf32>, "
+      "tensor<8xf32>) -> tensor<4x8xf32> {\n"
+      "^bb0(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>):\n"
+      "  %l = kiln.linear %x, %w, %b : (tensor<4x8xf32>, tensor<8x8xf32>, "
+      "tensor<8xf32>) -> tensor<4x8xf32>\n"
+      "  %m = kiln.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> "
+      "tensor<4x8xf32>\n"
+      "  %s = kiln.add %l, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>\n"
+      "  kiln.yield %s : tensor<4x8xf32>\n}"));
+  EXPECT_NE(error.find("a linear computed first in a kiln.fusion must be read by a "
+                       "layer_norm's or rms_norm's prologue, and this group's anchor is "
+                       "'kiln.matmul'"),
             std::string::npos)
       << error;
 }

@@ -20,8 +20,9 @@ std::unique_ptr<mlir::Pass> createFuseKernelsPass();
 std::unique_ptr<mlir::Pass> createFuseKernelsPass(bool remarks);
 class FusionOp;
 /// The op whose schedule the kernel of a kiln.fusion group takes (its linear, matmul,
-/// layer_norm or rms_norm, as kiln-fuse-kernels forms groups), or null for a chain of
-/// elementwise ops.
+/// layer_norm or rms_norm, as kiln-fuse-kernels forms groups; a linear that a
+/// normalisation's group computes first is not it), or null for a chain of elementwise
+/// ops.
 mlir::Operation *fusionAnchor(FusionOp fusion);
 /// kiln-pack-projections; with `remarks`, a remark at each linear over a weight slice
 /// left unpacked.

@@ -77,10 +77,12 @@ public:
                      std::source_location loc = std::source_location::current()) const;
   /// x [B, 1, D], the target at position `position` (P) -> [B, 1, D]: appends its keys
   /// and values to the caches and attends over positions 0..P, then over the memory's
-  /// `source` (S) positions, masked past each sequence's srcLengths [B]. Equals
-  /// operator() at position P of a prefix of P + 1 targets.
+  /// `source` (S) positions, masked past each sequence's srcLengths [B] by
+  /// `memoryMask` [B, 1, 1, S], which the step builds when it is empty (the first
+  /// layer's) and the next layers' steps take as it is. Equals operator() at position P
+  /// of a prefix of P + 1 targets.
   Tensor step(Entry &entry, const Tensor &x, const Dim &position, const Dim &source,
-              const Tensor &srcLengths,
+              const Tensor &srcLengths, Tensor &memoryMask,
               std::source_location loc = std::source_location::current()) const;
 
 private:
