@@ -175,12 +175,11 @@ void hoistRequirements(Func out) {
   out.specialize_fail(finder.message);
 }
 
-/// The loops of a row reduction's output other than x = vars[0] and the axis.
+/// The loops of a row reduction's output other than x = vars[0] and the axis (an
+/// outer one).
 std::vector<Var> otherVars(const RowReductionKernel &kernel) {
-  std::vector<Var> others;
-  for (size_t d = 1; d < kernel.vars.size(); ++d)
-    if (static_cast<int>(d) != kernel.axis)
-      others.push_back(kernel.vars[d]);
+  std::vector<Var> others(kernel.vars.begin() + 1, kernel.vars.end());
+  others.erase(others.begin() + (kernel.axis - 1));
   return others;
 }
 

@@ -186,50 +186,59 @@ TEST_F(CudaRowsSchedule, SoftmaxAndLogSoftmax) {
                  12, "softmax of one row");
 }
 
-TEST_F(CudaRowsSchedule, LayerNormAndRmsNorm) {
-  expectOnDevice(
-      compile({"tensor<?x?x512xf32>", "tensor<512xf32>", "tensor<512xf32>"},
-              "tensor<?x?x512xf32>",
-              "kiln.layer_norm %arg0, %arg1, %arg2 {epsilon = 1.0e-05 : f32} : "
-              "(tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> "
-              "tensor<?x?x512xf32>"),
-      1, "layer_norm");
-  expectOnDevice(compile({"tensor<?x?xf32>", "tensor<?xf32>"}, "tensor<?x?xf32>",
-                         "kiln.rms_norm %arg0, %arg1 {epsilon = 1.0e-06 : f32} : "
-                         "(tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>"),
-                 1, "rms_norm");
-}
+/// A kernel of a reduction kind: its op on arguments of `args`, and how many kernels
+/// it may become.
+struct RowCase {
+  const char *what;
+  std::vector<std::string> args;
+  const char *result, *op;
+  int maxKernels = 1;
+};
 
-TEST_F(CudaRowsSchedule, Argmax) {
-  expectOnDevice(compile({"tensor<?x32000xf32>"}, "tensor<?xi32>",
-                         "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x32000xf32>) -> "
-                         "tensor<?xi32>"),
-                 1, "argmax last axis");
-  // A dynamic axis: its size-0 check is hoisted out of the device code.
-  expectOnDevice(compile({"tensor<?x?x?xf32>"}, "tensor<?x?xi32>",
-                         "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x?x?xf32>) -> "
-                         "tensor<?x?xi32>"),
-                 1, "argmax axis 1");
-}
-
-TEST_F(CudaRowsSchedule, Reductions) {
-  expectOnDevice(compile({"tensor<?x?x512xf32>"}, "tensor<?x?xf32>",
-                         "kiln.reduce_sum %arg0 {axes = [2]} : (tensor<?x?x512xf32>) -> "
-                         "tensor<?x?xf32>"),
-                 1, "reduce_sum inner");
-  expectOnDevice(compile({"tensor<?x?xf32>"}, "tensor<?xf32>",
-                         "kiln.reduce_max %arg0 {axes = [0]} : (tensor<?x?xf32>) -> "
-                         "tensor<?xf32>"),
-                 1, "reduce_max outer");
-  expectOnDevice(compile({"tensor<?x?x?xf32>"}, "tensor<?xf32>",
-                         "kiln.reduce_sum %arg0 {axes = [0, 2]} : (tensor<?x?x?xf32>) -> "
-                         "tensor<?xf32>"),
-                 1, "reduce_sum inner and outer");
-  // Everything to one value: the strided partial results, then the fold.
-  expectOnDevice(compile({"tensor<?x8xf32>"}, "tensor<f32>",
-                         "kiln.reduce_mean %arg0 {axes = [0, 1]} : (tensor<?x8xf32>) -> "
-                         "tensor<f32>"),
-                 5, "reduce_mean to a scalar");
+TEST_F(CudaRowsSchedule, NormalizationsArgmaxAndReductions) {
+  const RowCase cases[] = {
+      {"layer_norm",
+       {"tensor<?x?x512xf32>", "tensor<512xf32>", "tensor<512xf32>"},
+       "tensor<?x?x512xf32>",
+       "kiln.layer_norm %arg0, %arg1, %arg2 {epsilon = 1.0e-05 : f32} : "
+       "(tensor<?x?x512xf32>, tensor<512xf32>, tensor<512xf32>) -> "
+       "tensor<?x?x512xf32>"},
+      {"rms_norm",
+       {"tensor<?x?xf32>", "tensor<?xf32>"},
+       "tensor<?x?xf32>",
+       "kiln.rms_norm %arg0, %arg1 {epsilon = 1.0e-06 : f32} : "
+       "(tensor<?x?xf32>, tensor<?xf32>) -> tensor<?x?xf32>"},
+      {"argmax last axis",
+       {"tensor<?x32000xf32>"},
+       "tensor<?xi32>",
+       "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x32000xf32>) -> tensor<?xi32>"},
+      // A dynamic axis: its size-0 check is hoisted out of the device code.
+      {"argmax axis 1",
+       {"tensor<?x?x?xf32>"},
+       "tensor<?x?xi32>",
+       "kiln.argmax %arg0 {axis = 1 : i64} : (tensor<?x?x?xf32>) -> tensor<?x?xi32>"},
+      {"reduce_sum inner",
+       {"tensor<?x?x512xf32>"},
+       "tensor<?x?xf32>",
+       "kiln.reduce_sum %arg0 {axes = [2]} : (tensor<?x?x512xf32>) -> tensor<?x?xf32>"},
+      {"reduce_max outer",
+       {"tensor<?x?xf32>"},
+       "tensor<?xf32>",
+       "kiln.reduce_max %arg0 {axes = [0]} : (tensor<?x?xf32>) -> tensor<?xf32>"},
+      {"reduce_sum inner and outer",
+       {"tensor<?x?x?xf32>"},
+       "tensor<?xf32>",
+       "kiln.reduce_sum %arg0 {axes = [0, 2]} : (tensor<?x?x?xf32>) -> tensor<?xf32>"},
+      // Everything to one value: the strided partial results, then the fold, each
+      // definition a kernel of its own.
+      {"reduce_mean to a scalar",
+       {"tensor<?x8xf32>"},
+       "tensor<f32>",
+       "kiln.reduce_mean %arg0 {axes = [0, 1]} : (tensor<?x8xf32>) -> tensor<f32>",
+       5},
+  };
+  for (const RowCase &c : cases)
+    expectOnDevice(compile(c.args, c.result, c.op), c.maxKernels, c.what);
 }
 
 /// kiln.attention of a `q` query and `kv` keys and values.
