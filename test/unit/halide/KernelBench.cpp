@@ -377,9 +377,10 @@ std::vector<BenchCase> cases() {
   // shape plus fused_add_layer_norm.
   auto linearAddNorm = [&](const char *name, int64_t k, Shape inShape, Shape outShape,
                            double rows) {
-    std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+    std::string mid = inShape[1] == 1 ? "1" : "?";
+    std::string x = "tensor<?x" + mid + "x" + std::to_string(k) + "xf32>";
     std::string w = "tensor<512x" + std::to_string(k) + "xf32>";
-    const std::string y = "tensor<?x?x512xf32>", v = "tensor<512xf32>";
+    const std::string y = "tensor<?x" + mid + "x512xf32>", v = "tensor<512xf32>";
     all.push_back(
         {name,
          {x, w, v, y, v, v},
