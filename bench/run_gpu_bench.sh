@@ -13,19 +13,12 @@
 # cpu --quick checks the plumbing on a machine without a GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-bundle=$(realpath "${1:-build-gpu}")
+source tools/gpu-bundle-env.sh "${1:-build-gpu}"
 shift || true
-python=${PYTHON:-python3}
-out=${OUT:-$bundle/results}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # The CPU check's threads (a CUDA model's host part does not use them).
 export HL_NUM_THREADS=${HL_NUM_THREADS:-2} OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 
-{ command -v nvidia-smi >/dev/null &&
-  nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total,clocks.max.sm \
-  --format=csv || echo "nvidia-smi: not found or failed"; } 2>&1 |
-  tee "$out/gpu-bench.log"
+gpu_info | tee "$out/gpu-bench.log"
 "$python" bench/gpu_bench.py "$bundle" "$@" 2> >(tee -a "$out/gpu-bench.log" >&2) |
   tee "$out/gpu-bench.md"
 status=${PIPESTATUS[0]}
