@@ -30,7 +30,8 @@ PyTorch's like-for-like timing also sums the rows and reads them back.
 to check the plumbing where there is no GPU; PyTorch without scaled_dot_product_attention
 (before 2.0) then runs attention as explicit math (bench/attention_torch.py), and the
 table says so. --quick shrinks every case to seconds. Prints markdown tables, each as
-soon as its cases are done; progress goes to stderr.
+soon as its cases are done; progress goes to stderr. A case that fails (a Kiln tool's
+error, say) is a row with the error, the others still run, and the exit status is 1.
 """
 import argparse
 import os
@@ -136,6 +137,8 @@ class Table:
     """A markdown table printed as soon as all its rows are in; a case that failed is
     one row naming the error, and the others still run."""
 
+    failed = []  # "table: case" of every case that failed, in every table
+
     def __init__(self, title, header):
         self.title, self.header, self.rows = title, header, []
 
@@ -143,8 +146,11 @@ class Table:
         try:
             self.rows.append([label] + [str(c) for c in fn()])
         except Exception as e:  # one failed case must not lose the others' figures
-            message = " ".join(str(e).split())[:300]
+            if isinstance(e, subprocess.CalledProcessError):  # Kiln's tools: say why
+                e = f"{os.path.basename(e.cmd[0])} failed: {e.stderr or e.stdout}"
+            message = " ".join(str(e).split())[:300].replace("|", "/")
             log(f"{self.title}, {label}: error: {message}")
+            Table.failed.append(f"{self.title.split(',')[0]}: {label}")
             self.rows.append([label, f"error: {message}"] +
                              [""] * (len(self.header) - 2))
 
@@ -421,6 +427,9 @@ def main():
         else:
             bench.matmuls()
     log(f"done in {time.time() - started:.0f} s")
+    if Table.failed:
+        sys.exit(f"gpu_bench: {len(Table.failed)} cases failed (their rows say why): "
+                 + "; ".join(Table.failed))
 
 
 if __name__ == "__main__":
