@@ -25,6 +25,11 @@ limit_mib=48 # of the device tool's 64 MiB, the rest for the repository itself
 record_filter='OpsTest.*:DedupTest.*:Positions.*:DecoderStates.*:TinyGptTest.*'
 record_filter+=':TransformerTinyTest.*:DemoModelTest.*'
 
+[[ -f "$build/CMakeCache.txt" ]] || { echo "error: $build is not a configured build" \
+  "(cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release first)" >&2; exit 1; }
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ "$build_type" == Release ]] || echo "warning: $build is a '$build_type' build:" \
+  "bench/run_gpu_bench.sh's Kiln figures (runtime, kiln-run) want Release" >&2
 # The benchmark's programs are built only with KILN_BUILD_BENCHMARKS.
 cmake -S . -B "$build" -DKILN_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build" --target KilnGpuTests KilnE2ETests kiln-run translator-gen \
