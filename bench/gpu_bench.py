@@ -61,8 +61,8 @@ NO_SDPA = ("explicit math (bench/attention_torch.py: this PyTorch has no "
            "scaled_dot_product_attention)")
 
 # (K, N, what it is) of matmul_model.cpp's entries, with the rows M each has in the
-# cases above: the encoder's B x 128 positions, a decode step's B rows, decode_start's
-# B x 64 source positions.
+# encoder and greedy cases: the encoder's B x 128 positions (b1, b8, b64), a decode
+# step's B rows (b1, b8), decode_start's B x 64 source positions.
 ENCODER_M, STEP_M = (128, 1024, 8192), (1, 8)
 MATMULS = [(512, 1536, "self-attention q/k/v", STEP_M + ENCODER_M),
            (512, 512, "attention output, cross q", STEP_M + ENCODER_M),
