@@ -68,7 +68,7 @@ class CachedGreedy:
     def pad_bias(lengths, s):
         """[B, 1, 1, S]: -inf at the padded source positions, 0 elsewhere."""
         b = lengths.shape[0]
-        pad = torch.zeros(b, 1, 1, s)
+        pad = torch.zeros(b, 1, 1, s, device=lengths.device)
         return pad.masked_fill(Translator.padding_mask(lengths, s).view(b, 1, 1, s),
                                float("-inf"))
 
@@ -95,12 +95,14 @@ class CachedGreedy:
 
     def generate(self, src, lengths, steps):
         b, s = src.shape
+        device = src.device
         cross = self.cross_kv(self.m.encode(src, lengths))
         pad = self.pad_bias(lengths, s)
-        caches = [(torch.empty(b, self.heads, steps, self.dk),
-                   torch.empty(b, self.heads, steps, self.dk)) for _ in cross]
-        pe = self.m.positions(steps)
-        token = torch.full((b, 1), BOS, dtype=torch.long)
+        caches = [(torch.empty(b, self.heads, steps, self.dk, device=device),
+                   torch.empty(b, self.heads, steps, self.dk, device=device))
+                  for _ in cross]
+        pe = self.m.positions(steps).to(device)
+        token = torch.full((b, 1), BOS, dtype=torch.long, device=device)
         out = []
         for p in range(steps):
             def append(i, k, v):
@@ -116,12 +118,14 @@ class CachedGreedy:
 
 
 def torch_run(gen, src, lengths, steps, repeat):
+    """(tokens/s, the tokens [batch, steps] on the CPU), timed until the tokens are on
+    the CPU: where the model runs on a GPU, .cpu() waits for its kernels."""
     with torch.no_grad():
-        tokens = gen.generate(src, lengths, steps)  # warm-up
+        tokens = gen.generate(src, lengths, steps).cpu()  # warm-up
         times = []
         for _ in range(repeat):
             start = time.perf_counter()
-            gen.generate(src, lengths, steps)
+            gen.generate(src, lengths, steps).cpu()
             times.append(time.perf_counter() - start)
     return src.shape[0] * steps / statistics.median(times), tokens
 

@@ -4,7 +4,8 @@
 # cases with the reference interpreter's outputs (test/gpu/README.md gives the layout).
 # It needs only libc, libstdc++ and, at run time, the NVIDIA driver: the script checks
 # that with ldd and keeps it under the device tool's 64 MiB. tools/run-gpu-tests.sh
-# runs it on the device (README, "Running on a GPU").
+# runs it on the device (README, "Running on a GPU"), and bench/run_gpu_bench.sh the
+# benchmark: generate_bench and the attention and matrix-product models are in it too.
 #
 #   tools/make-gpu-bundle.sh [BUILD_DIR [BUNDLE_DIR]]     # defaults: build, build-gpu
 #
@@ -24,8 +25,16 @@ limit_mib=48 # of the device tool's 64 MiB, the rest for the repository itself
 record_filter='OpsTest.*:DedupTest.*:Positions.*:DecoderStates.*:TinyGptTest.*'
 record_filter+=':TransformerTinyTest.*:DemoModelTest.*'
 
+[[ -f "$build/CMakeCache.txt" ]] || { echo "error: $build is not a configured build" \
+  "(cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release first)" >&2; exit 1; }
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build/CMakeCache.txt")
+[[ "$build_type" == Release ]] || echo "warning: $build is a '$build_type' build:" \
+  "bench/run_gpu_bench.sh's Kiln figures (runtime, kiln-run) want Release" >&2
+# The benchmark's programs are built only with KILN_BUILD_BENCHMARKS.
+cmake -S . -B "$build" -DKILN_BUILD_BENCHMARKS=ON >/dev/null
 cmake --build "$build" --target KilnGpuTests KilnE2ETests kiln-run translator-gen \
-  transformer_base-gen demo-gen transformer_tiny-gen
+  transformer_base-gen demo-gen transformer_tiny-gen generate_bench attention_causal-gen \
+  matmul_shapes-gen
 
 rm -rf "$bundle"
 mkdir -p "$bundle"/{bin,lib,models,cases,translator}
@@ -35,10 +44,12 @@ KILN_RECORD_CASES="$bundle/cases/ops" "$build/test/e2e/KilnE2ETests" \
   --gtest_filter="$record_filter" --gtest_brief=1 >"$bundle/cases/record.log" 2>&1 ||
   { cat "$bundle/cases/record.log"; exit 1; }
 
-# Every model a case names, the probe model and the shipped two, each from its NAME-gen.
+# Every model a case names, the probe model, the shipped two and the benchmark's two,
+# each from its NAME-gen.
 models=$(awk 'FNR == 1 && $1 == "model" { print $2 }' "$bundle"/cases/ops/*/case.txt |
   sort -u)
-for model in $models e2e_unary translator transformer_base; do
+for model in $models e2e_unary translator transformer_base attention_causal \
+  matmul_shapes; do
   [[ -e "$bundle/models/${model}_cuda.so" ]] && continue
   gen=$(find "$build" -name "$model-gen" -type f -perm -u+x | head -n1)
   [[ -n "$gen" ]] || { echo "error: no $model-gen under $build" >&2; exit 1; }
@@ -47,7 +58,8 @@ for model in $models e2e_unary translator transformer_base; do
 done
 rm -rf "$bundle/kernels"
 
-cp "$build/tools/kiln-run/kiln-run" "$build/test/gpu/KilnGpuTests" "$bundle/bin/"
+cp "$build/tools/kiln-run/kiln-run" "$build/test/gpu/KilnGpuTests" \
+  "$build/bench/generate_bench" "$bundle/bin/"
 cp -L "$build"/runtime/libkiln_runtime.so.0 "$build"/runtime/libkiln_generate.so.0 \
   "$bundle/lib/"
 cp models/translator/{config.json,vocab.txt,translator.safetensors,heldout.tsv} \

@@ -9,16 +9,11 @@
 #   tools/run-gpu-tests.sh [BUNDLE_DIR] [gtest options]      # default build-gpu
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bundle=$(realpath "${1:-build-gpu}")
+source tools/gpu-bundle-env.sh "${1:-build-gpu}"
 shift || true
-python=${PYTHON:-python3}
-out=${OUT:-$bundle/results}
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 run() {
-  nvidia-smi --query-gpu=name,compute_cap,driver_version,memory.total --format=csv ||
-    echo "nvidia-smi: not found or failed"
+  gpu_info
   # PyTorch's base Transformer (its own random weights), the reference for the CUDA one.
   local reference="$bundle/pytorch-reference"
   rm -rf "$reference" "$bundle/cases/pytorch"

@@ -47,11 +47,13 @@ class Translator(torch.nn.Module):
         return pe
 
     def embed_tokens(self, ids):
-        return self.embed(ids) * math.sqrt(self.d_model) + self.positions(ids.shape[1])
+        return self.embed(ids) * math.sqrt(self.d_model) + \
+            self.positions(ids.shape[1]).to(ids.device)
 
     @staticmethod
     def padding_mask(lengths, length):
-        return torch.arange(length).unsqueeze(0) >= lengths.unsqueeze(1)
+        return torch.arange(length, device=lengths.device).unsqueeze(0) >= \
+            lengths.unsqueeze(1)
 
     def encode(self, src_ids, src_lengths):
         mask = self.padding_mask(src_lengths, src_ids.shape[1])
@@ -60,7 +62,8 @@ class Translator(torch.nn.Module):
 
     def decode(self, tgt_ids, memory, src_lengths):
         t = tgt_ids.shape[1]
-        causal = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+        causal = torch.triu(torch.full((t, t), float("-inf"), device=tgt_ids.device),
+                            diagonal=1)
         out = self.transformer.decoder(
             self.embed_tokens(tgt_ids), memory, tgt_mask=causal,
             memory_key_padding_mask=self.padding_mask(src_lengths, memory.shape[1]))

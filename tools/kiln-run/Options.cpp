@@ -77,7 +77,8 @@ void addRunOptions(CLI::App &app, Options &o) {
       ->transform(integerIn(0, kInt64Max))
       ->type_name("N");
   app.add_option("--repeat", o.repeat,
-                 "Run N times and report the median, minimum and mean time (default 1)")
+                 "Run N times and report the median, minimum and mean time, outputs "
+                 "read back included (default 1)")
       ->transform(integerIn(1, 1000000))
       ->type_name("N");
   addSessionFlags(app, o.session);
