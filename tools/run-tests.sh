@@ -16,7 +16,8 @@ cmake --build build -j"$(nproc)"
 # The suite again, with Kiln's runtime, compiler, tools and tests built under
 # AddressSanitizer and UndefinedBehaviorSanitizer, LeakSanitizer on: any finding fails its
 # test (README, "Sanitizers"). It leaves out the host-cuda models (KILN_BUILD_CUDA_MODELS,
-# which the plain build above compiles): it checks Kiln's C++, not PTX.
+# which the plain build above compiles) and with them the GPU tests, which only skip
+# without a GPU: it checks Kiln's C++, not PTX.
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_BUILD_TESTS=ON \
   -DKILN_SANITIZE=address,undefined -DKILN_BUILD_CUDA_MODELS=OFF >/dev/null
 cmake --build build-sanitize -j"$(nproc)"
