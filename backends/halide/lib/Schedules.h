@@ -89,6 +89,17 @@ struct MatmulKernel {
   llvm::SmallVector<bool, 4> lhsVaries, rhsVaries;
 };
 
+/// The output dimension whose entries are a matmul's rows: m, except when m is a static
+/// 1 and the rhs is shared across the innermost batch dimension ([B, 1, K] x W, a decode
+/// step), where that batch dimension supplies the rows. Both schedule families tile by
+/// it.
+inline int matmulRowDimension(const MatmulKernel &kernel) {
+  const Extents &ext = kernel.extents;
+  bool decode =
+      ext[1] == 1 && ext.size() >= 3 && kernel.lhsVaries[2] && !kernel.rhsVaries[2];
+  return decode ? 2 : 1;
+}
+
 /// A reduction along Halide dimension `axis` (per-row statistics) and a pass that uses
 /// it: what softmax, layer_norm and argmax have in common.
 struct RowReductionKernel {

@@ -70,7 +70,7 @@ namespace {
 
 /// The output tiling shared by both matmul schedules.
 struct MatmulTiles {
-  /// The dimension whose entries are the tile rows (see chooseRowDim).
+  /// The dimension whose entries are the tile rows (matmulRowDimension).
   int rowDim = 1;
   int colTile = 0, rowTile = 0;
   Var no{"no"}, ni{"ni"}, ro{"ro"}, ri{"ri"};
@@ -97,16 +97,6 @@ void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterat
   }
   Var task(loop.name() + "_task");
   out.split(loop, task, loop, static_cast<int>(group), kGuard).parallel(task);
-}
-
-/// Rows are the m dimension, except when m is a static 1 and the rhs is shared across
-/// the innermost batch dimension ([B, 1, K] x [K, N], a decode step): then that batch
-/// dimension is the rows, so that B rows fill a tile instead of 1.
-int chooseRowDim(const MatmulKernel &kernel) {
-  const Extents &ext = kernel.extents;
-  if (ext[1] == 1 && ext.size() >= 3 && kernel.lhsVaries[2] && !kernel.rhsVaries[2])
-    return 2;
-  return 1;
 }
 
 /// Splits `out` (the output or one of its specializations) into colTile x rowTile
@@ -177,7 +167,7 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
 void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
   const Extents &ext = kernel.extents;
-  int rowDim = chooseRowDim(kernel);
+  int rowDim = matmulRowDimension(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
 
   // 4 vectors of columns x 6 rows = 24 accumulators, plus 4 rhs vectors and one
@@ -252,7 +242,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
 /// A dynamic row count (a decode step's batch) gets both, specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width) {
   Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
-  int rowDim = chooseRowDim(kernel);
+  int rowDim = matmulRowDimension(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
   int cols = width >= 16 ? 6 : 3, regRows = width >= 16 ? 4 : 3;
   packed.compute_inline();
@@ -315,7 +305,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
 bool useDotProduct(const MatmulKernel &kernel) {
   if (!kernel.transposeRhs)
     return false;
-  int rowDim = chooseRowDim(kernel);
+  int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
   bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 48);
   bool midContraction = isStatic(kernel.contraction) && kernel.contraction >= 256 &&

@@ -60,16 +60,6 @@ using cpu::kGuard;
 
 namespace {
 
-/// Rows are the m dimension, except when m is a static 1 and the rhs is shared across
-/// the innermost batch dimension ([B, 1, K] x W, a decode step): then that batch
-/// dimension supplies the rows, as in the CPU schedules.
-int rowDimension(const MatmulKernel &kernel) {
-  const Extents &ext = kernel.extents;
-  bool decode =
-      ext[1] == 1 && ext.size() >= 3 && kernel.lhsVaries[2] && !kernel.rhsVaries[2];
-  return decode ? 2 : 1;
-}
-
 /// The output dimensions other than the columns and the rows.
 std::vector<Var> batchVars(const MatmulKernel &kernel, int rowDim) {
   std::vector<Var> batch;
@@ -232,7 +222,7 @@ llvm::Error cuda::schedule(const MatmulKernel &kernel, const Target &) {
     mapToGrid(out.specialize(kernel.emptyProduct),
               {kernel.vars.begin(), kernel.vars.end()}, kernel.extents[0]);
   }
-  int rowDim = rowDimension(kernel);
+  int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
   bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 8);
   if (kernel.transposeRhs && fewRows)
