@@ -59,9 +59,40 @@ LogicalResult kiln::verifySymbolicShape(Operation *op) {
 LogicalResult kiln::verifyParameter(ParameterOp op) {
   if (op.name().empty())
     return op.emitOpError() << "needs a non-empty name";
-  if (!op.getType().cast<RankedTensorType>().hasStaticShape())
+  auto type = op.getType().cast<RankedTensorType>();
+  if (!type.hasStaticShape())
     return op.emitOpError() << "parameter '" << op.name()
                             << "' must have a static shape, got " << op.getType();
+  Type element = type.getElementType();
+  auto conversion = op.conversion();
+  if (!conversion) {
+    if (op.source() || op.rows())
+      return op.emitOpError() << "parameter '" << op.name()
+                              << "' names a source or rows but no conversion";
+    if (element.isBF16() || element.isInteger(8))
+      return op.emitOpError() << "parameter '" << op.name() << "' of type " << type
+                              << " needs a conversion: checkpoints hold f32, f16 or bf16";
+    return success();
+  }
+  if (!op.source() || op.source()->empty())
+    return op.emitOpError() << "parameter '" << op.name() << "' has conversion '"
+                            << *conversion << "' but no source tensor";
+  bool typeFits = (*conversion == "bf16" && element.isBF16()) ||
+                  (*conversion == "int8" && element.isInteger(8)) ||
+                  (*conversion == "int8_scale" && element.isF32() && type.getRank() == 1);
+  if (*conversion != "bf16" && *conversion != "int8" && *conversion != "int8_scale")
+    return op.emitOpError() << "parameter '" << op.name() << "' has unknown conversion '"
+                            << *conversion << "' (expected bf16, int8 or int8_scale)";
+  if (!typeFits)
+    return op.emitOpError() << "parameter '" << op.name() << "' has conversion '"
+                            << *conversion << "' but type " << type;
+  if (auto rows = op.rows()) {
+    SmallVector<int64_t, 2> range = extractFromI64ArrayAttr(*rows);
+    if (range.size() != 2 || range[0] < 0 || range[1] - range[0] != type.getDimSize(0))
+      return op.emitOpError() << "parameter '" << op.name() << "' has rows " << *rows
+                              << ", expected [start, start + " << type.getDimSize(0)
+                              << ")";
+  }
   return success();
 }
 
@@ -172,6 +203,11 @@ ShapeResult TransposeOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
 
 ShapeResult LinearOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
   return shape_rules::linear(operands[0], operands[1], operands[2]);
+}
+
+ShapeResult QuantizedLinearOp::inferSymbolicShape(ArrayRef<SymShape> operands) {
+  return shape_rules::quantizedLinear(operands[0], operands[1], operands[2],
+                                      operands.size() > 3 ? &operands[3] : nullptr);
 }
 
 ShapeResult GeluOp::inferSymbolicShape(ArrayRef<SymShape> operands) {

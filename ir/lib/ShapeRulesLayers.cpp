@@ -42,6 +42,18 @@ ShapeResult shape_rules::linear(llvm::ArrayRef<SymDim> input,
   return ShapeResult::ok(std::move(result));
 }
 
+ShapeResult shape_rules::quantizedLinear(llvm::ArrayRef<SymDim> input,
+                                         llvm::ArrayRef<SymDim> weight,
+                                         llvm::ArrayRef<SymDim> scale,
+                                         const SymShape *bias) {
+  if (scale.size() != 1 || weight.size() != 2 || !dimsCompatible(scale[0], weight[0]))
+    return ShapeResult::failure("weight_scale has shape " + toString(scale) +
+                                ", expected one scale per output channel of weight " +
+                                toString(weight));
+  // Without a bias, the scale stands in for it: the rule only compares shapes.
+  return linear(input, weight, bias ? llvm::ArrayRef<SymDim>(*bias) : scale);
+}
+
 ShapeResult shape_rules::logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis) {
   if (std::string error = checkAxis(input, axis); !error.empty())
     return ShapeResult::failure(error);

@@ -83,11 +83,16 @@ kiln_status_code_string(kiln_status_code code); /* "INVALID_ARGUMENT" */
 typedef enum kiln_dtype {
   KILN_DTYPE_F32 = 1,
   KILN_DTYPE_I32 = 2,
-  KILN_DTYPE_I64 = 3
+  KILN_DTYPE_I64 = 3,
+  /* Weights only: the stored forms of reduced-precision parameters (a model's inputs,
+   * outputs and states are f32, i32 or i64), and f16 as a checkpoint holds it. */
+  KILN_DTYPE_BF16 = 4,
+  KILN_DTYPE_F16 = 5,
+  KILN_DTYPE_I8 = 6
 } kiln_dtype;
 
 KILN_API const char *
-kiln_dtype_name(kiln_dtype dtype);                 /* "f32", "i32", "i64"; "?" else */
+kiln_dtype_name(kiln_dtype dtype);                 /* "f32", "i32", "i64", "bf16", "f16", "i8"; "?" else */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype); /* bytes per element; 0 if invalid */
 
 /* A dense row-major tensor (last dimension contiguous) owned by someone else. */

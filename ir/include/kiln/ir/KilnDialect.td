@@ -45,6 +45,11 @@ def Kiln_BoolTensor : RankedTensorOf<[I1]>;
 def Kiln_NumericTensor : RankedTensorOf<[F32, I32, I64]>;
 /// What crosses an entry's boundary: inputs, outputs and weights.
 def Kiln_BoundaryTensor : RankedTensorOf<[F32, I32, I64]>;
+/// What a weight can be stored as: f32, or the reduced precisions that
+/// kiln-weight-precision converts weights to (bf16 values, int8 quantized values).
+def Kiln_ParameterTensor : RankedTensorOf<[F32, I32, I64, BF16, I8]>;
+/// The weight operand of a product: f32, or bf16 values read as the f32 they equal.
+def Kiln_WeightTensor : RankedTensorOf<[F32, BF16]>;
 /// What data movement (reshape, transpose, slice, concat) carries: any value.
 def Kiln_AnyTensor : RankedTensorOf<[F32, I32, I64, I1]>;
 /// A mask: additive f32 (0 keeps, -inf masks) or boolean i1 (true masks).

@@ -37,9 +37,29 @@ def Kiln_ParameterOp : Kiln_Op<"parameter", [NoSideEffect]> {
     ```mlir
     %w = kiln.parameter "encoder.layers.0.linear1.weight" : tensor<2048x512xf32>
     ```
+
+    A weight stored at a reduced precision (kiln-weight-precision) names the checkpoint
+    tensor it is computed from (`source`), how (`conversion`: "bf16" rounds to the
+    nearest bf16, "int8" quantizes each row symmetrically to [-127, 127], "int8_scale"
+    is those rows' scales, max|row| / 127) and, when it covers only some rows of the
+    source, which (`rows`, [start, end)). The runtime converts at load time, or maps a
+    pre-converted tensor stored under the parameter's own name.
+
+    ```mlir
+    %q = kiln.parameter "decoder.layers.0.linear1.weight"
+        {source = "decoder.layers.0.linear1.weight", conversion = "int8"} : tensor<2048x512xi8>
+    ```
   }];
-  let arguments = (ins StrAttr:$name);
-  let results = (outs Kiln_BoundaryTensor:$result);
+  let arguments = (ins StrAttr:$name, OptionalAttr<StrAttr>:$source,
+                   OptionalAttr<StrAttr>:$conversion, OptionalAttr<I64ArrayAttr>:$rows);
+  let results = (outs Kiln_ParameterTensor:$result);
+  let builders = [
+    // A weight bound as the checkpoint stores it.
+    OpBuilder<(ins "::mlir::Type":$type, "::llvm::StringRef":$name), [{
+      build($_builder, $_state, type, $_builder.getStringAttr(name), nullptr, nullptr,
+            nullptr);
+    }]>
+  ];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let verifier = [{ return ::kiln::verifyParameter(*this); }];
 }
@@ -74,7 +94,7 @@ def Kiln_MatmulOp : Kiln_ShapedOp<"matmul"> {
         : (tensor<?x?x512xf32>, tensor<2048x512xf32>) -> tensor<?x?x2048xf32>
     ```
   }];
-  let arguments = (ins Kiln_F32Tensor:$lhs, Kiln_F32Tensor:$rhs,
+  let arguments = (ins Kiln_F32Tensor:$lhs, Kiln_WeightTensor:$rhs,
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_lhs,
                    DefaultValuedAttr<BoolAttr, "false">:$transpose_rhs);
   let results = (outs Kiln_F32Tensor:$result);
@@ -86,17 +106,48 @@ def Kiln_LinearOp : Kiln_ShapedOp<"linear"> {
   let description = [{
     `result[..., o] = sum_i input[..., i] * weight[o, i] + bias[o]`: the weight is stored
     [out, in] as PyTorch's `nn.Linear` stores it, so weights load without a transpose. The
-    bias is required; a layer without one is a `kiln.matmul` with `transpose_rhs`.
+    bias is required; a layer without one is a `kiln.matmul` with `transpose_rhs`. A
+    bf16 weight (kiln-weight-precision's) is read as the f32 values it holds, so the
+    products and their sums stay f32.
 
     ```mlir
     %y = kiln.linear %x, %w, %b
         : (tensor<?x?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
     ```
   }];
-  let arguments = (ins Kiln_F32Tensor:$input, Kiln_F32Tensor:$weight,
+  let arguments = (ins Kiln_F32Tensor:$input, Kiln_WeightTensor:$weight,
                    Kiln_F32Tensor:$bias);
   let results = (outs Kiln_F32Tensor:$result);
   let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
+def Kiln_QuantizedLinearOp : Kiln_ShapedOp<"quantized_linear"> {
+  let summary = "affine layer over int8 weights, activations quantized per row";
+  let description = [{
+    The int8 form of `kiln.linear` (CTranslate2's and PyTorch's dynamic quantization):
+    `weight` [out, in] holds each output channel quantized symmetrically, `weight_scale`
+    [out] its scale. Each row of the input (its last dimension) is quantized at run time
+    the same way:
+
+    ```
+    a[m]      = max_i |input[m, i]|
+    q[m, i]   = a[m] == 0 ? 0 : round_half_even(input[m, i] * (127 / a[m]))   in [-127, 127]
+    acc[m, o] = sum_i q[m, i] * weight[o, i]                                   exact int32
+    result[m, o] = f32(acc[m, o]) * ((a[m] / 127) * weight_scale[o]) + bias[o]
+    ```
+
+    with every f32 operation rounded as written. The bias is optional: a tied output
+    projection has none.
+
+    ```mlir
+    %y = kiln.quantized_linear %x, %w, %s, %b
+        : (tensor<?x?x512xf32>, tensor<2048x512xi8>, tensor<2048xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_F32Tensor:$input, RankedTensorOf<[I8]>:$weight,
+                   Kiln_F32Tensor:$weight_scale, Optional<Kiln_F32Tensor>:$bias);
+  let results = (outs Kiln_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $weight_scale (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//

@@ -87,6 +87,9 @@ ShapeResult transpose(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<int64_t> perm
 /// input [..., in], weight [out, in], bias [out] -> [..., out].
 ShapeResult linear(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> weight,
                    llvm::ArrayRef<SymDim> bias);
+/// linear's rule for int8 weights: `scale` (and `bias`, when there is one) [out].
+ShapeResult quantizedLinear(llvm::ArrayRef<SymDim> input, llvm::ArrayRef<SymDim> weight,
+                            llvm::ArrayRef<SymDim> scale, const SymShape *bias);
 ShapeResult logSoftmax(llvm::ArrayRef<SymDim> input, int64_t axis);
 /// The input's shape without `axis`.
 ShapeResult argmax(llvm::ArrayRef<SymDim> input, int64_t axis);

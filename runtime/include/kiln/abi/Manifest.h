@@ -44,7 +44,8 @@ struct DTypeName {
   const char *name;
 };
 inline constexpr DTypeName kDTypeNames[] = {
-    {KILN_DTYPE_F32, "f32"}, {KILN_DTYPE_I32, "i32"}, {KILN_DTYPE_I64, "i64"}};
+    {KILN_DTYPE_F32, "f32"},   {KILN_DTYPE_I32, "i32"}, {KILN_DTYPE_I64, "i64"},
+    {KILN_DTYPE_BF16, "bf16"}, {KILN_DTYPE_F16, "f16"}, {KILN_DTYPE_I8, "i8"}};
 
 /// The manifest name of `dtype` ("f32"), or null for a value outside kiln_dtype.
 constexpr const char *dtypeName(kiln_dtype dtype) {
@@ -90,6 +91,8 @@ inline constexpr const char kParameters[] = "parameters";
 inline constexpr const char kStates[] = "states";
 inline constexpr const char kKernels[] = "kernels";
 inline constexpr const char kEntries[] = "entries";
+// The precision the model's linear weights were compiled for: "f32", "bf16" or "int8".
+inline constexpr const char kWeights[] = "weights";
 // Tensors (parameters, inputs, outputs), states and entries.
 inline constexpr const char kName[] = "name";
 inline constexpr const char kDType[] = "dtype";
@@ -98,6 +101,12 @@ inline constexpr const char kBounds[] = "bounds";
 inline constexpr const char kValueDim[] = "value_dim";
 inline constexpr const char kBuffer[] = "buffer";
 inline constexpr const char kRank[] = "rank";
+// A parameter computed at load time from a checkpoint tensor (kiln.parameter's
+// attributes of the same names): the tensor, "bf16" | "int8" | "int8_scale", and the
+// source's rows [start, end) when not all of them.
+inline constexpr const char kSource[] = "source";
+inline constexpr const char kConversion[] = "conversion";
+inline constexpr const char kRows[] = "rows";
 inline constexpr const char kInputs[] = "inputs";
 inline constexpr const char kOutputs[] = "outputs";
 inline constexpr const char kBuffers[] = "buffers";
