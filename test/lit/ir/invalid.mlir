@@ -1162,9 +1162,71 @@ func @masked_fill_mask_enlarges(%x: tensor<1x3xf32>, %m: tensor<2x3xi1>) -> tens
 // -----
 
 func @boolean_parameter() -> tensor<4xi1> {
-  // expected-error @+1 {{'kiln.parameter' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer values}}
+  // expected-error @+1 {{'kiln.parameter' op result #0 must be ranked tensor of 32-bit float or 32-bit signless integer or 64-bit signless integer or bfloat16 type or 8-bit signless integer values}}
   %0 = kiln.parameter "m" : tensor<4xi1>
   kiln.return %0 : tensor<4xi1>
+}
+
+// -----
+
+func @bf16_parameter_without_conversion() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w' of type 'tensor<4x4xbf16>' needs a conversion: checkpoints hold f32, f16 or bf16}}
+  %w = kiln.parameter "w" : tensor<4x4xbf16>
+  %x = kiln.parameter "x" : tensor<4x4xf32>
+  %0 = kiln.matmul %x, %w {transpose_rhs = true} : (tensor<4x4xf32>, tensor<4x4xbf16>) -> tensor<4x4xf32>
+  kiln.return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func @conversion_without_source() -> tensor<4x4xi8> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w' has conversion 'int8' but no source tensor}}
+  %w = kiln.parameter "w" {conversion = "int8"} : tensor<4x4xi8>
+  kiln.return %w : tensor<4x4xi8>
+}
+
+// -----
+
+func @conversion_of_the_wrong_type() -> tensor<4x4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w.scale' has conversion 'int8_scale' but type 'tensor<4x4xf32>'}}
+  %w = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<4x4xf32>
+  kiln.return %w : tensor<4x4xf32>
+}
+
+// -----
+
+func @unknown_conversion() -> tensor<4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w' has unknown conversion 'int4' (expected bf16, int8 or int8_scale)}}
+  %w = kiln.parameter "w" {source = "v", conversion = "int4"} : tensor<4xf32>
+  kiln.return %w : tensor<4xf32>
+}
+
+// -----
+
+func @rows_that_do_not_fit_the_type() -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w[2:5]' has rows [2, 5], expected [start, start + 4)}}
+  %w = kiln.parameter "w[2:5]" {source = "w", conversion = "bf16", rows = [2, 5]} : tensor<4x8xbf16>
+  kiln.return %w : tensor<4x8xbf16>
+}
+
+// -----
+
+func @quantized_linear_scale_per_channel(%x: tensor<2x8xf32>) -> tensor<2x4xf32> {
+  %w = kiln.parameter "w" {source = "w", conversion = "int8"} : tensor<4x8xi8>
+  %s = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<8xf32>
+  // expected-error @+1 {{'kiln.quantized_linear' op weight_scale has shape [8], expected one scale per output channel of weight [4, 8]}}
+  %0 = kiln.quantized_linear %x, %w, %s : (tensor<2x8xf32>, tensor<4x8xi8>, tensor<8xf32>) -> tensor<2x4xf32>
+  kiln.return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+func @quantized_linear_bias_per_channel(%x: tensor<2x8xf32>, %b: tensor<3xf32>) -> tensor<2x4xf32> {
+  %w = kiln.parameter "w" {source = "w", conversion = "int8"} : tensor<4x8xi8>
+  %s = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<4xf32>
+  // expected-error @+1 {{'kiln.quantized_linear' op bias has shape [3], expected [4] to match the output dimension of weight [4, 8]}}
+  %0 = kiln.quantized_linear %x, %w, %s, %b : (tensor<2x8xf32>, tensor<4x8xi8>, tensor<4xf32>, tensor<3xf32>) -> tensor<2x4xf32>
+  kiln.return %0 : tensor<2x4xf32>
 }
 
 // -----

@@ -136,6 +136,24 @@ func @embeddings_positions_and_masks(
   kiln.return %e : tensor<?x?x16xf32>
 }
 
+// CHECK-LABEL: func @reduced_precision_weights
+// CHECK: %[[WB:.+]] = kiln.parameter "w.bf16" {conversion = "bf16", source = "w"} : tensor<16x8xbf16>
+// CHECK: %[[WQ:.+]] = kiln.parameter "v[4:20]" {conversion = "int8", rows = [4, 20], source = "v"} : tensor<16x8xi8>
+// CHECK: %[[S:.+]] = kiln.parameter "v[4:20].scale" {conversion = "int8_scale", rows = [4, 20], source = "v"} : tensor<16xf32>
+// CHECK: kiln.matmul %{{.+}}, %[[WB]] {transpose_rhs = true} : (tensor<?x8xf32>, tensor<16x8xbf16>) -> tensor<?x16xf32>
+// CHECK: kiln.quantized_linear %{{.+}}, %[[WQ]], %[[S]] : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>) -> tensor<?x16xf32>
+// CHECK: kiln.quantized_linear %{{.+}}, %[[WQ]], %[[S]], %{{.+}} : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+func @reduced_precision_weights(%x: tensor<?x8xf32>, %b: tensor<16xf32>)
+    -> (tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>) {
+  %wb = kiln.parameter "w.bf16" {source = "w", conversion = "bf16"} : tensor<16x8xbf16>
+  %wq = kiln.parameter "v[4:20]" {source = "v", conversion = "int8", rows = [4, 20]} : tensor<16x8xi8>
+  %s = kiln.parameter "v[4:20].scale" {source = "v", conversion = "int8_scale", rows = [4, 20]} : tensor<16xf32>
+  %0 = kiln.matmul %x, %wb {transpose_rhs = true} : (tensor<?x8xf32>, tensor<16x8xbf16>) -> tensor<?x16xf32>
+  %1 = kiln.quantized_linear %x, %wq, %s : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>) -> tensor<?x16xf32>
+  %2 = kiln.quantized_linear %x, %wq, %s, %b : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  kiln.return %0, %1, %2 : tensor<?x16xf32>, tensor<?x16xf32>, tensor<?x16xf32>
+}
+
 // CHECK-LABEL: func @layers_and_head
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x512xf32>, %[[W:.+]]: tensor<2048x512xf32>, %[[B:.+]]: tensor<2048xf32>)
 // CHECK: %[[Y:.+]] = kiln.linear %[[X]], %[[W]], %[[B]] : (tensor<?x?x512xf32>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x?x2048xf32>
