@@ -1,0 +1,159 @@
+//===- SchedulesCpuQuantized.cpp - CPU schedule of quantized_linear -------===//
+//
+// The row pass first: each row's max, its quantized values and their sum, computed
+// for all rows before the product (a decode step's few rows are shared by every
+// column of the weight, and the product's column panels are the outer loops, so a
+// row quantized at the tile would be quantized again for each panel). Then the dot
+// products along k, where both operands are contiguous, as SchedulesCpuMatmul.cpp's
+// dot-product schedule does for f32 but in groups of 4 bytes: each i32 lane sums the
+// 4 u8 x s8 products of neighbouring k, the vector reduction that Halide's x86 backend
+// emits as vpdpbusd (AVX512-VNNI: 64 products a zmm instruction) when the target has
+// avx512_sapphirerapids. Two orders of the k loop over one output tile of 6 columns:
+//  - register tile, for 4 rows or more: 6 columns x 4 rows of i32 accumulators (24
+//    zmm + 4 quantized rows + 1 weight vector and the sign-flip constant: 30 of 32),
+//    each 64-byte weight vector loaded once for 4 rows;
+//  - matrix-vector, for fewer rows: each column's whole dot product in turn, so that a
+//    core reads the weight as it lies, one row after the next.
+// A dynamic row count (a decode step's batch) gets both, specialized on the count, as
+// the f32 schedule does. Parallel tasks are runs of column panels: every task reads
+// all rows, and a run of panels is one stream of the weight.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SchedulesCpu.h"
+#include "SchedulesCpuSupport.h"
+
+#include <algorithm>
+
+using namespace Halide;
+using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::cpu;
+
+namespace {
+
+/// The bytes that one i32 lane of a u8 x s8 dot-product instruction sums.
+constexpr int kDotGroup = 4;
+/// Columns per output tile, and rows per register tile.
+constexpr int kTileColumns = 6, kTileRows = 4;
+/// Parallel tasks: enough to keep both cores busy when another process takes one.
+constexpr int kTasks = 8;
+
+/// The output dimension whose entries are the tiles' rows: the innermost that is not
+/// a static 1 (the batch of a [B, 1, K] decode step), or -1 for a rank-1 input.
+int rowDimension(const Extents &ext) {
+  for (size_t d = 1; d < ext.size(); ++d)
+    if (ext[d] != 1)
+      return static_cast<int>(d);
+  return ext.size() > 1 ? 1 : -1;
+}
+
+/// Few rows: a decode step's (a dynamic batch of single positions) or a static count
+/// of at most 48, for which the row pass does not wake the thread pool.
+bool fewRows(const QuantizedLinearKernel &kernel, int rowDim) {
+  const Extents &ext = kernel.extents;
+  if (rowDim < 0 || (rowDim == 2 && ext.size() == 3))
+    return true;
+  return elementCount(ext, 1, ext.size(), /*dynamicGuess=*/1 << 20) <= 48;
+}
+
+/// The row pass: max, quantized values and sum of every row, at root.
+void scheduleRowPass(const QuantizedLinearKernel &kernel, int width, bool parallel) {
+  vectorizeRowReduction(kernel.rowMax, kernel.rowK, width, LoopLevel::root());
+  vectorizeRowReduction(kernel.rowSum, kernel.rowK, width, LoopLevel::root());
+  Func quantized = kernel.quantized;
+  std::vector<Var> rows(kernel.vars.begin() + 1, kernel.vars.end());
+  quantized.compute_root().vectorize(kernel.quantizedK, width, kGuard);
+  if (parallel && !rows.empty()) {
+    int64_t k = isStatic(kernel.contraction) ? kernel.contraction : 512;
+    parallelRows(quantized, rows, k, kernel.extents[1]);
+  }
+}
+
+/// Splits `out` (the output or one of its specializations) into tiles of
+/// kTileColumns x `tileRows` rows of `rowDim`, the column panels outermost and
+/// parallel in runs; returns the loop at which one tile's products are computed.
+Var tileOutput(const QuantizedLinearKernel &kernel, Stage out, int rowDim, int tileRows,
+               TailStrategy rowTail) {
+  Var no("no"), ni("ni"), ro("ro"), ri("ri"), task("task");
+  out.split(kernel.vars[0], no, ni, kTileColumns, kGuard);
+  std::vector<VarOrRVar> order = {ni};
+  Var tile = no;
+  if (rowDim >= 0) {
+    out.split(kernel.vars[rowDim], ro, ri, tileRows, rowTail);
+    order.insert(order.end(), {ri, ro});
+    tile = ro;
+  }
+  for (size_t d = 1; d < kernel.vars.size(); ++d)
+    if (static_cast<int>(d) != rowDim)
+      order.push_back(kernel.vars[d]);
+  order.push_back(no);
+  out.reorder(order);
+  int64_t n = isStatic(kernel.extents[0]) ? kernel.extents[0] : 2048;
+  int64_t panels = (n + kTileColumns - 1) / kTileColumns;
+  int run = static_cast<int>(std::max<int64_t>(panels / kTasks, 1));
+  out.split(no, task, no, run, kGuard).parallel(task);
+  return tile;
+}
+
+} // namespace
+
+void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
+  const int width = target.natural_vector_size(Float(32));
+  const int lanes = target.natural_vector_size(Int(32));
+  int rowDim = rowDimension(kernel.extents);
+  scheduleRowPass(kernel, width, !fewRows(kernel, rowDim));
+
+  Func out = kernel.output, product = kernel.product;
+  Var n = kernel.vars[0];
+  // Each lane of `partial` sums every (lanes * 4)-th group of 4 products; the product
+  // adds up the lanes once per output.
+  Var lane("lane");
+  RVar ko("ko"), kl("kl"), kg("kg"), kr("kr");
+  Func partial = product.update()
+                     .split(kernel.k.x, ko, kl, lanes * kDotGroup, kGuard)
+                     .split(kl, kg, kr, kDotGroup)
+                     .rfactor(kg, lane);
+  product.update().atomic().vectorize(kg);
+  std::vector<Var> storage = {lane, n};
+  std::vector<VarOrRVar> tileLoops = {kr, lane, n}, vectorLoops = {kr, lane, ko, n};
+  for (size_t d = 1; d < kernel.vars.size(); ++d) {
+    Var v = kernel.vars[d];
+    storage.push_back(v);
+    tileLoops.push_back(v);
+    vectorLoops.push_back(v);
+  }
+  tileLoops.push_back(ko);
+  auto registerTile = [&](Stage update) {
+    update.reorder(tileLoops).atomic().vectorize(kr).vectorize(lane).unroll(n);
+    update.unroll(kernel.vars[rowDim]);
+  };
+  auto matrixVector = [&](Stage update) {
+    update.reorder(vectorLoops).atomic().vectorize(kr).vectorize(lane).unroll(n);
+  };
+
+  int64_t rows = rowDim < 0 ? 1 : kernel.extents[rowDim];
+  Var tile;
+  if (isStatic(rows)) {
+    // Fewer static rows than the register tile: a tile of that many rows, not a full
+    // one over copies of the same rows.
+    int tileRows = static_cast<int>(std::clamp<int64_t>(rows, 1, kTileRows));
+    tile = tileOutput(kernel, out, rowDim, tileRows, TailStrategy::ShiftInwards);
+    if (rowDim >= 0)
+      product.bound_extent(kernel.vars[rowDim], tileRows);
+    if (tileRows == 1)
+      matrixVector(partial.update());
+    else
+      registerTile(partial.update());
+  } else {
+    // The last row tile shifts inwards (overlapping the one before it), so that every
+    // tile has a constant kTileRows rows without reading past the input.
+    Expr enoughRows = kernel.sizes[rowDim] >= kTileRows;
+    tile = tileOutput(kernel, out.specialize(enoughRows), rowDim, kTileRows,
+                      TailStrategy::ShiftInwards);
+    tileOutput(kernel, out, rowDim, 1, TailStrategy::ShiftInwards);
+    registerTile(partial.update().specialize(enoughRows));
+    matrixVector(partial.update());
+  }
+  product.compute_at(out, tile).bound_extent(n, kTileColumns);
+  partial.compute_at(out, tile).reorder_storage(storage).vectorize(lane);
+}
