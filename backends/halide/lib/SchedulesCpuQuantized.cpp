@@ -106,30 +106,43 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   Func out = kernel.output, product = kernel.product;
   Var n = kernel.vars[0];
   // Each lane of `partial` sums every (lanes * 4)-th group of 4 products; the product
-  // adds up the lanes once per output.
+  // adds up the lanes once per output. A K that is not a multiple of that step sums
+  // single products instead: the partial step's narrower dot products would be VEX
+  // encoded (AVX-VNNI, which LLVM's sapphirerapids has and Zen 4 lacks: SIGILL).
+  bool vnni =
+      isStatic(kernel.contraction) && kernel.contraction % (lanes * kDotGroup) == 0;
   Var lane("lane");
   RVar ko("ko"), kl("kl"), kg("kg"), kr("kr");
-  Func partial = product.update()
-                     .split(kernel.k.x, ko, kl, lanes * kDotGroup, kGuard)
-                     .split(kl, kg, kr, kDotGroup)
-                     .rfactor(kg, lane);
-  product.update().atomic().vectorize(kg);
-  std::vector<Var> storage = {lane, n};
-  std::vector<VarOrRVar> tileLoops = {kr, lane, n}, vectorLoops = {kr, lane, ko, n};
-  for (size_t d = 1; d < kernel.vars.size(); ++d) {
-    Var v = kernel.vars[d];
-    storage.push_back(v);
-    tileLoops.push_back(v);
-    vectorLoops.push_back(v);
-  }
+  Stage update = product.update();
+  update.split(kernel.k.x, ko, kl, lanes * (vnni ? kDotGroup : 1), kGuard);
+  if (vnni)
+    update.split(kl, kg, kr, kDotGroup);
+  RVar summed = vnni ? kg : kl;
+  Func partial = update.rfactor(summed, lane);
+  product.update().atomic().vectorize(summed);
+  std::vector<Var> storage = {lane};
+  storage.insert(storage.end(), kernel.vars.begin(), kernel.vars.end());
+  std::vector<VarOrRVar> inner = {lane};
+  if (vnni)
+    inner.insert(inner.begin(), kr);
+  // Register tile: the k loop outermost, around a tile of columns x rows; matrix-vector:
+  // each column's whole k loop in turn.
+  std::vector<VarOrRVar> tileLoops = inner, vectorLoops = inner;
+  tileLoops.insert(tileLoops.end(), kernel.vars.begin(), kernel.vars.end());
   tileLoops.push_back(ko);
+  vectorLoops.push_back(ko);
+  vectorLoops.insert(vectorLoops.end(), kernel.vars.begin(), kernel.vars.end());
+  auto vectorized = [&](Stage update, const std::vector<VarOrRVar> &loops) {
+    update.reorder(loops).atomic();
+    for (const VarOrRVar &loop : inner)
+      update.vectorize(loop);
+    update.unroll(n);
+  };
   auto registerTile = [&](Stage update) {
-    update.reorder(tileLoops).atomic().vectorize(kr).vectorize(lane).unroll(n);
+    vectorized(update, tileLoops);
     update.unroll(kernel.vars[rowDim]);
   };
-  auto matrixVector = [&](Stage update) {
-    update.reorder(vectorLoops).atomic().vectorize(kr).vectorize(lane).unroll(n);
-  };
+  auto matrixVector = [&](Stage update) { vectorized(update, vectorLoops); };
 
   int64_t rows = rowDim < 0 ? 1 : kernel.extents[rowDim];
   Var tile;
