@@ -70,7 +70,8 @@ KernelAlgorithm lowerQuantizedLinear(QuantizedLinearOp op, KernelBoundary &bound
   kernel.rowMax(rows) =
       Halide::max(kernel.rowMax(rows), Halide::abs(input(inRow(kernel.rowK.x))));
   Expr rowMax = kernel.rowMax(rows);
-  Expr factor = Halide::select(rowMax == 0.0f, 0.0f, 127.0f / rowMax);
+  Expr factor =
+      Halide::strict_float(Halide::select(rowMax == 0.0f, 0.0f, 127.0f / rowMax));
   kernel.quantizedK = Var("qk");
   kernel.quantized = Func("quantized");
   kernel.quantized(inRow(kernel.quantizedK)) = Halide::cast<int8_t>(Halide::clamp(
@@ -92,10 +93,14 @@ KernelAlgorithm lowerQuantizedLinear(QuantizedLinearOp op, KernelBoundary &bound
       Halide::cast<int32_t>(kernel.quantized(inRow(kernel.k.x))) *
       Halide::cast<int32_t>(shiftedWeight);
 
+  // strict_float: Halide's simplifier would otherwise fold the division into a
+  // reciprocal multiply and reassociate the product (measured: ((scale * max) * acc) *
+  // 0.007874), which rounds differently from the op's order.
   Expr acc = kernel.product(kernel.vars) - 128 * kernel.rowSum(rows);
   Expr value = Halide::cast<float>(acc) * ((rowMax / 127.0f) * scale(n));
   if (bias)
     value = value + (*bias)(n);
+  value = Halide::strict_float(value);
   kernel.output = Func("result");
   kernel.output(kernel.vars) = boundary.store(value, kernel.vars);
   constrainLayout(kernel.output.output_buffer(), kernel.extents);

@@ -35,6 +35,10 @@ namespace {
 constexpr int kDotGroup = 4;
 /// Columns per output tile, and rows per register tile.
 constexpr int kTileColumns = 6, kTileRows = 4;
+/// The fewest rows that take register tiles; fewer take the matrix-vector order.
+constexpr int kTileRowsFrom = 16;
+/// Rows per block of register tiles (see tileOutput).
+constexpr int kBlockRows = 64;
 /// Parallel tasks: enough to keep both cores busy when another process takes one.
 constexpr int kTasks = 8;
 
@@ -70,23 +74,32 @@ void scheduleRowPass(const QuantizedLinearKernel &kernel, int width, bool parall
 }
 
 /// Splits `out` (the output or one of its specializations) into tiles of
-/// kTileColumns x `tileRows` rows of `rowDim`, the column panels outermost and
-/// parallel in runs; returns the loop at which one tile's products are computed.
+/// kTileColumns x `tileRows` rows of `rowDim`, parallel over runs of column panels;
+/// returns the loop at which one tile's products are computed. One row per tile
+/// (matrix-vector): the panels outermost, each reading its weight rows once for all
+/// rows. Register tiles: blocks of kBlockRows rows outermost, the panels inside, so
+/// that a block's quantized rows (64 x K bytes) stay in L2 while the weight streams
+/// past them; panels outermost instead would stream all rows once per panel.
 Var tileOutput(const QuantizedLinearKernel &kernel, Stage out, int rowDim, int tileRows,
                TailStrategy rowTail) {
-  Var no("no"), ni("ni"), ro("ro"), ri("ri"), task("task");
+  Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), task("task");
   out.split(kernel.vars[0], no, ni, kTileColumns, kGuard);
-  std::vector<VarOrRVar> order = {ni};
+  std::vector<VarOrRVar> order = {ni}, outer;
   Var tile = no;
   if (rowDim >= 0) {
     out.split(kernel.vars[rowDim], ro, ri, tileRows, rowTail);
     order.insert(order.end(), {ri, ro});
     tile = ro;
+    if (tileRows > 1) {
+      out.split(ro, rb, ro, kBlockRows / tileRows, kGuard);
+      outer.push_back(rb);
+    }
   }
   for (size_t d = 1; d < kernel.vars.size(); ++d)
     if (static_cast<int>(d) != rowDim)
-      order.push_back(kernel.vars[d]);
+      (outer.empty() ? order : outer).push_back(kernel.vars[d]);
   order.push_back(no);
+  order.insert(order.end(), outer.begin(), outer.end());
   out.reorder(order);
   int64_t n = isStatic(kernel.extents[0]) ? kernel.extents[0] : 2048;
   int64_t panels = (n + kTileColumns - 1) / kTileColumns;
@@ -144,12 +157,14 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   };
   auto matrixVector = [&](Stage update) { vectorized(update, vectorLoops); };
 
+  // Register tiles need a last tile shifted inwards (overlapping the one before it) to
+  // have a constant kTileRows rows without reading past the input, and so at least
+  // that many rows; below kTileRowsFrom the matrix-vector order is faster anyway (see
+  // the table at the top: batch 8).
   int64_t rows = rowDim < 0 ? 1 : kernel.extents[rowDim];
   Var tile;
   if (isStatic(rows)) {
-    // Fewer static rows than the register tile: a tile of that many rows, not a full
-    // one over copies of the same rows.
-    int tileRows = static_cast<int>(std::clamp<int64_t>(rows, 1, kTileRows));
+    int tileRows = rows < kTileRowsFrom ? 1 : kTileRows;
     tile = tileOutput(kernel, out, rowDim, tileRows, TailStrategy::ShiftInwards);
     if (rowDim >= 0)
       product.bound_extent(kernel.vars[rowDim], tileRows);
@@ -158,9 +173,7 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
     else
       registerTile(partial.update());
   } else {
-    // The last row tile shifts inwards (overlapping the one before it), so that every
-    // tile has a constant kTileRows rows without reading past the input.
-    Expr enoughRows = kernel.sizes[rowDim] >= kTileRows;
+    Expr enoughRows = kernel.sizes[rowDim] >= kTileRowsFrom;
     tile = tileOutput(kernel, out.specialize(enoughRows), rowDim, kTileRows,
                       TailStrategy::ShiftInwards);
     tileOutput(kernel, out, rowDim, 1, TailStrategy::ShiftInwards);

@@ -27,8 +27,8 @@ inline Halide::Buffer<> bufferOf(const HostTensor &t, Halide::Type type) {
   return narrow;
 }
 
-/// Realizes `harness`'s f32 kernel on `inputs` (operand order) into a tensor of
-/// `outShape`, each input as its ImageParam's type.
+/// What KernelHarness::run does, each input as its ImageParam's type: realizes
+/// `harness`'s kernel on `inputs` (operand order) into a tensor of `outShape`.
 inline HostTensor runKernel(KernelHarness &harness, const std::vector<HostTensor> &inputs,
                             const Shape &outShape) {
   std::vector<Halide::Buffer<>> buffers;
@@ -36,8 +36,10 @@ inline HostTensor runKernel(KernelHarness &harness, const std::vector<HostTensor
     buffers.push_back(bufferOf(inputs[i], harness.kernel.inputs[i].type()));
     harness.kernel.inputs[i].set(buffers.back());
   }
-  HostTensor out = HostTensor::floats(outShape);
-  out.f32.resize(out.numElements());
+  bool isInt = harness.kernel.output.output_types()[0] != Halide::Float(32);
+  HostTensor out = isInt ? HostTensor::ints(outShape) : HostTensor::floats(outShape);
+  out.f32.resize(isInt ? 0 : out.numElements());
+  out.i32.resize(isInt ? out.numElements() : 0);
   Halide::Buffer<> result = KernelHarness::toBuffer(out);
   harness.realize(result);
   return out;

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelHarness.h"
+#include "Int8Inputs.h"
 
 #include <algorithm>
 #include <chrono>
@@ -88,7 +88,7 @@ void runCase(const BenchCase &c) {
       inputs.push_back(randomTensor(c.inputs[i], 17 + i));
     }
   }
-  HostTensor out = harness.run(inputs, c.output);
+  HostTensor out = runKernel(harness, inputs, c.output);
   if (std::getenv("KILN_BENCH_VERIFY")) {
     // The interpreter's plain loops take seconds on the largest cases.
     std::string error;
@@ -113,10 +113,12 @@ void runCase(const BenchCase &c) {
   std::vector<HostTensor> coldData;
   if (c.coldInput >= 0) {
     const HostTensor &cold = inputs[c.coldInput];
-    size_t copies = std::max<size_t>(2, (256u << 20) / (cold.f32.size() * 4 + 1));
+    Halide::Type type = harness.kernel.inputs[c.coldInput].type();
+    size_t copies =
+        std::max<size_t>(2, (256u << 20) / (elements(cold.shape) * type.bytes() + 1));
     coldData.assign(copies, cold);
     for (const HostTensor &t : coldData)
-      coldCopies.push_back(KernelHarness::toBuffer(t));
+      coldCopies.push_back(bufferOf(t, type));
   }
   size_t turn = 0;
   auto realize = [&] {
@@ -126,8 +128,8 @@ void runCase(const BenchCase &c) {
   };
   std::vector<double> times, cpuTimes;
   int64_t bytes = elements(c.output) * 4;
-  for (const Shape &s : c.inputs)
-    bytes += elements(s) * 4;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    bytes += elements(c.inputs[i]) * harness.kernel.inputs[i].type().bytes();
   // Enough runs for ~0.3 s, at least 7, at most 200.
   auto start = std::chrono::steady_clock::now();
   realize();
@@ -291,20 +293,27 @@ std::vector<BenchCase> cases() {
                  {2048, 1024},
                  0});
   // The layer ops. linear's bias add is part of the output tile: compare with the
-  // matmul cases above.
+  // matmul cases above. With `int8`, the same layer as kiln.quantized_linear (an i8
+  // weight, its scales and the bias): its "GFLOP/s" are int8 GOP/s.
   auto linear = [&](const std::string &name, const std::string &in,
                     const std::string &out, int64_t n, int64_t k, Shape inShape,
-                    Shape outShape, double rows) {
-    std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
+                    Shape outShape, double rows, bool int8 = false) {
+    std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) +
+                    (int8 ? "xi8>" : "xf32>");
     std::string b = "tensor<" + std::to_string(n) + "xf32>";
-    all.push_back(
-        {name,
-         {in, w, b},
-         out,
-         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " + out,
-         {inShape, {n, k}, {n}},
-         outShape,
-         matmulFlops(rows, n, k)});
+    std::string op = int8 ? "kiln.quantized_linear %arg0, %arg1, %arg2, %arg3 : (" + in +
+                                ", " + w + ", " + b + ", " + b + ") -> " + out
+                          : "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " +
+                                b + ") -> " + out;
+    std::vector<std::string> args = {in, w, b};
+    std::vector<Shape> shapes = {inShape, {n, k}, {n}};
+    if (int8) {
+      args.push_back(b);
+      shapes.push_back({n});
+    }
+    all.push_back({name, args, out, op, shapes, outShape, matmulFlops(rows, n, k)});
+    if (int8)
+      all.back().intRanges = {{1, 0}, {-127, 127}};
   };
   linear("linear_128x512_to_2048", "tensor<?x?x512xf32>", "tensor<?x?x2048xf32>", 2048,
          512, {1, 128, 512}, {1, 128, 2048}, 128);
@@ -326,18 +335,30 @@ std::vector<BenchCase> cases() {
          2048, {1, 128, 2048}, {1, 128, 512}, 128);
   // The matrix-vector products of transformer_base's decode_step (d_model 512, d_ff
   // 2048, vocabulary 8000) at batch B, the weight read from DRAM as in a step: GB/s of
-  // weight, to compare with bench/stream_read.
+  // weight, to compare with bench/stream_read; each in f32, then int8
+  // (SchedulesCpuQuantized.cpp).
   for (int64_t b : {1, 2, 8})
     for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{
-             {1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {8000, 512}}) {
-      std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>";
-      std::string out = "tensor<?x1x" + std::to_string(n) + "xf32>";
-      std::string name = "gemv_b" + std::to_string(b) + "_" + std::to_string(k) + "_to_" +
-                         std::to_string(n);
-      linear(name, in, out, n, k, {b, 1, k}, {b, 1, n}, b);
-      all.back().flops = 0;
-      all.back().bytes = 4.0 * n * k;
-      all.back().coldInput = 1;
+             {1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {8000, 512}})
+      for (bool int8 : {false, true}) {
+        std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>";
+        std::string out = "tensor<?x1x" + std::to_string(n) + "xf32>";
+        std::string name = "gemv_b" + std::to_string(b) + "_" + std::to_string(k) +
+                           "_to_" + std::to_string(n) + (int8 ? "_int8" : "");
+        linear(name, in, out, n, k, {b, 1, k}, {b, 1, n}, b, int8);
+        all.back().flops = 0;
+        all.back().bytes = (int8 ? 1.0 : 4.0) * n * k;
+        all.back().coldInput = 1;
+      }
+  // The encoder's linears at batch 8, 128 positions, f32 then int8.
+  for (auto [n, k] :
+       std::vector<std::pair<int64_t, int64_t>>{{1536, 512}, {2048, 512}, {512, 2048}})
+    for (bool int8 : {false, true}) {
+      std::string in = "tensor<?x?x" + std::to_string(k) + "xf32>";
+      std::string out = "tensor<?x?x" + std::to_string(n) + "xf32>";
+      linear("encoder_8x128x" + std::to_string(k) + "_to_" + std::to_string(n) +
+                 (int8 ? "_int8" : ""),
+             in, out, n, k, {8, 128, k}, {8, 128, n}, 1024, int8);
     }
   // Kernel groups (kiln.fusion): compare with linear_128x512_to_2048 plus a relu pass,
   // and with layer_norm_8x128x512 plus add_residual_8x128x512.

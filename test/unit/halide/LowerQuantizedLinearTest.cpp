@@ -73,8 +73,8 @@ protected:
 };
 
 TEST_F(QuantizedLinear, DynamicRowsK512WithBias) {
-  // 70 outputs leave a partial column tile; 1 and 3 rows take the matrix-vector path, 8,
-  // 24 and 31 the register tile (31: a last tile shifted inwards), 0 rows nothing.
+  // 70 outputs leave a partial column tile; 1, 3 and 8 rows take the matrix-vector
+  // path, 24 and 31 register tiles (31: a last tile shifted inwards), 0 rows nothing.
   loadLinear("?x", 512, 70, /*withBias=*/true);
   for (int64_t rows : {1, 3, 8, 24, 31, 0})
     checkShape({rows, 512}, 70, true);
@@ -87,8 +87,9 @@ TEST_F(QuantizedLinear, DynamicRowsK2048WithoutBias) {
 }
 
 TEST_F(QuantizedLinear, StaticRows) {
-  // A static count picks one path: 1 row, a 3-row tile, 4-row tiles.
-  for (int64_t rows : {1, 3, 24}) {
+  // A static count picks one path: matrix-vector for 1 and 3 rows, register tiles for
+  // 24 and 70 (70: a block of 64 rows, then a partial one).
+  for (int64_t rows : {1, 3, 24, 70}) {
     loadLinear(std::to_string(rows) + "x", 512, 30, /*withBias=*/true);
     checkShape({rows, 512}, 30, true);
   }
