@@ -198,7 +198,13 @@ void cpu::vectorizeRowReduction(Func stats, RDom r, int width, LoopLevel at) {
       stats.update().split(r.x, outer, inner, width, kGuard).rfactor(inner, lane);
   stats.compute_at(at);
   stats.update().atomic().vectorize(inner);
+  // The lanes innermost in storage: rfactor puts them outermost, which costs nothing
+  // for one row's partials but makes every access a gather when `at` holds many rows.
+  std::vector<Var> storage = partial.args();
+  std::rotate(storage.begin(), storage.end() - 1, storage.end());
   partial.compute_at(at).vectorize(lane);
+  if (storage.size() > 1)
+    partial.reorder_storage(storage);
   partial.update().vectorize(lane);
 }
 

@@ -126,12 +126,12 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
       isStatic(kernel.contraction) && kernel.contraction % (lanes * kDotGroup) == 0;
   Var lane("lane");
   RVar ko("ko"), kl("kl"), kg("kg"), kr("kr");
-  Stage update = product.update();
-  update.split(kernel.k.x, ko, kl, lanes * (vnni ? kDotGroup : 1), kGuard);
+  Stage sum = product.update();
+  sum.split(kernel.k.x, ko, kl, lanes * (vnni ? kDotGroup : 1), kGuard);
   if (vnni)
-    update.split(kl, kg, kr, kDotGroup);
+    sum.split(kl, kg, kr, kDotGroup);
   RVar summed = vnni ? kg : kl;
-  Func partial = update.rfactor(summed, lane);
+  Func partial = sum.rfactor(summed, lane);
   product.update().atomic().vectorize(summed);
   std::vector<Var> storage = {lane};
   storage.insert(storage.end(), kernel.vars.begin(), kernel.vars.end());
@@ -145,17 +145,16 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   tileLoops.push_back(ko);
   vectorLoops.push_back(ko);
   vectorLoops.insert(vectorLoops.end(), kernel.vars.begin(), kernel.vars.end());
-  auto vectorized = [&](Stage update, const std::vector<VarOrRVar> &loops) {
-    update.reorder(loops).atomic();
+  // Orders and vectorizes an update of `partial` for register tiles or for the
+  // matrix-vector order.
+  auto orderK = [&](Stage update, bool tiles) {
+    update.reorder(tiles ? tileLoops : vectorLoops).atomic();
     for (const VarOrRVar &loop : inner)
       update.vectorize(loop);
     update.unroll(n);
+    if (tiles)
+      update.unroll(kernel.vars[rowDim]);
   };
-  auto registerTile = [&](Stage update) {
-    vectorized(update, tileLoops);
-    update.unroll(kernel.vars[rowDim]);
-  };
-  auto matrixVector = [&](Stage update) { vectorized(update, vectorLoops); };
 
   // Register tiles need a last tile shifted inwards (overlapping the one before it) to
   // have a constant kTileRows rows without reading past the input, and so at least
@@ -164,21 +163,17 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   int64_t rows = rowDim < 0 ? 1 : kernel.extents[rowDim];
   Var tile;
   if (isStatic(rows)) {
-    int tileRows = rows < kTileRowsFrom ? 1 : kTileRows;
-    tile = tileOutput(kernel, out, rowDim, tileRows, TailStrategy::ShiftInwards);
-    if (rowDim >= 0)
-      product.bound_extent(kernel.vars[rowDim], tileRows);
-    if (tileRows == 1)
-      matrixVector(partial.update());
-    else
-      registerTile(partial.update());
+    bool tiles = rows >= kTileRowsFrom;
+    tile = tileOutput(kernel, out, rowDim, tiles ? kTileRows : 1,
+                      TailStrategy::ShiftInwards);
+    orderK(partial.update(), tiles);
   } else {
     Expr enoughRows = kernel.sizes[rowDim] >= kTileRowsFrom;
     tile = tileOutput(kernel, out.specialize(enoughRows), rowDim, kTileRows,
                       TailStrategy::ShiftInwards);
     tileOutput(kernel, out, rowDim, 1, TailStrategy::ShiftInwards);
-    registerTile(partial.update().specialize(enoughRows));
-    matrixVector(partial.update());
+    orderK(partial.update().specialize(enoughRows), true);
+    orderK(partial.update(), false);
   }
   product.compute_at(out, tile).bound_extent(n, kTileColumns);
   partial.compute_at(out, tile).reorder_storage(storage).vectorize(lane);
