@@ -111,8 +111,10 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   std::vector<Expr> rhsIndex = asExprs(packVars);
   rhsIndex[rhsN] = Halide::clamp(Halide::likely(kernel.packN), 0, p.N - 1);
   rhsIndex[rhsK] = kernel.packK;
+  // A bf16 weight is read as the f32 it equals (exact: its bits shifted up by 16), so
+  // the products and sums stay f32 as the interpreter's; a no-op for an f32 rhs.
   kernel.packedRhs = Func("packed_rhs");
-  kernel.packedRhs(packVars) = rhs(rhsIndex);
+  kernel.packedRhs(packVars) = Halide::cast<float>(rhs(rhsIndex));
 
   std::vector<Expr> packIndex = broadcastIndex(rhsExt, kernel.vars);
   packIndex[0] = n;

@@ -28,6 +28,10 @@ Halide::Type kiln::halide_backend::halideType(RankedTensorType type) {
   Type element = type.getElementType();
   if (element.isF32())
     return Halide::Float(32);
+  if (element.isBF16())
+    return Halide::BFloat(16);
+  if (element.isInteger(8))
+    return Halide::Int(8);
   return element.isInteger(64) ? Halide::Int(64) : Halide::Int(32);
 }
 

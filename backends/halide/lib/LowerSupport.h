@@ -44,11 +44,12 @@ Extents extentsOf(mlir::RankedTensorType type);
 
 inline bool isStatic(int64_t extent) { return extent != kDynamicExtent; }
 
-/// Halide's element type for `type`: f32, or i32 for the integer types. i1 tensors
-/// (boolean masks, for masked_fill) live only inside an entry point; their buffers hold
-/// one i32 per element, 0 or 1, as the interpreter's (dtype "i32" in Plan.cpp): a byte
-/// would save memory, but i32 needs no new buffer type in the runtime, and a mask is
-/// small next to the scores it masks.
+/// Halide's element type for `type`: f32, bf16 and i8 (weights stored at a reduced
+/// precision: kiln.parameter's conversions), i64, or i32 for the other integer types.
+/// i1 tensors (boolean masks, for masked_fill) live only inside an entry point; their
+/// buffers hold one i32 per element, 0 or 1, as the interpreter's (dtype "i32" in
+/// Plan.cpp): a byte would save memory, but i32 needs no new buffer type in the
+/// runtime, and a mask is small next to the scores it masks.
 Halide::Type halideType(mlir::RankedTensorType type);
 
 /// The Halide dimension of tensor dimension `axis` of a rank-`rank` tensor.
