@@ -156,6 +156,13 @@ void ExtentSource::tie(OutputImageParam output, int dim, int64_t extent,
     output.dim(dim).set_extent(*source);
 }
 
+Expr kiln::halide_backend::widenToF32(Expr value) {
+  if (value.type().element_of() != Halide::BFloat(16))
+    return value;
+  Expr bits = Halide::reinterpret(value.type().with_code(halide_type_uint), value);
+  return floatBits(Halide::cast(bits.type().with_bits(32), bits) << 16);
+}
+
 Expr kiln::halide_backend::floatBits(Expr bits) {
   return Halide::reinterpret(Halide::Float(32), std::move(bits));
 }

@@ -119,6 +119,12 @@ struct ExtentSource {
            llvm::ArrayRef<int> operandDims);
 };
 
+/// `value` as f32: a bf16 one widened by its bits (exact: they are an f32's upper
+/// half), as Halide's own x86 code converts it, written out because Halide 14's
+/// cast<float> of a bf16 load aborts its PTX compile in LLVM 14 ("Copy one register
+/// into another with a different width"); an f32 one as it is.
+Halide::Expr widenToF32(Halide::Expr value);
+
 /// A bit pattern as an f32. Masks and NaN results are written this way because
 /// Halide compiles with no-NaNs/no-infinities fast-math flags: an infinite or NaN
 /// float constant flowing through a float select may be folded as poison by LLVM, an

@@ -238,8 +238,9 @@ FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
                     buffer.dtype == abi::dtypeName(KILN_DTYPE_I8);
   if (weightOnly && kind != BufferPlan::Kind::Parameter &&
       kind != BufferPlan::Kind::View) {
-    op->emitError() << "cannot compile a " << abi::bufferKindName(kind)
-                    << " tensor of type " << value.getType() << ": " << buffer.dtype
+    op->emitError() << "cannot compile a tensor of type " << value.getType()
+                    << " in a buffer of kind '" << abi::bufferKindName(kind)
+                    << "': " << buffer.dtype
                     << " is for parameters only (kiln.parameter with a conversion)";
     return failure();
   }
