@@ -66,6 +66,9 @@ struct MatmulKernel {
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).
   Halide::Func packedRhs;
+  /// For a bf16 rhs: the rhs as f32, in its own layout, which packedRhs reads
+  /// (undefined for an f32 rhs). Inlined unless a schedule stages it.
+  Halide::Func widenedRhs;
   /// Output Vars: n, m, then the batch dimensions innermost first.
   std::vector<Halide::Var> vars;
   /// packedRhs's first two Vars (n, k).

@@ -10,7 +10,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Int8Inputs.h"
 #include "LowerTestSupport.h"
 
 #include <cmath>
@@ -43,16 +42,6 @@ protected:
              (withBias ? ", " + s : "") + ") -> " + y);
   }
 
-  /// Runs the kernel and the interpreter on `inputs` and compares them.
-  void checkInputs(const std::vector<HostTensor> &inputs) {
-    std::string error;
-    HostTensor expected = harness.reference(inputs, error);
-    ASSERT_TRUE(error.empty()) << error;
-    HostTensor actual = runKernel(harness, inputs, expected.shape);
-    EXPECT_LE(relativeError(actual, expected), kTolerance)
-        << "input " << shapeString(inputs[0].shape);
-  }
-
   /// The weight [n, k] (i8 values), its scales and a bias, fresh.
   std::vector<HostTensor> weights(int64_t n, int64_t k, bool withBias) {
     std::vector<HostTensor> w = {randomInts({n, k}, seed++, -127, 127),
@@ -62,13 +51,13 @@ protected:
     return w;
   }
 
-  /// checkInputs on a fresh random input of `shape` and fresh weights.
+  /// check() on a fresh random input of `shape` and fresh weights.
   void checkShape(Shape shape, int64_t n, bool withBias) {
     int64_t k = shape.back();
     std::vector<HostTensor> inputs = {randomTensor(shape, seed++)};
     for (HostTensor &t : weights(n, k, withBias))
       inputs.push_back(std::move(t));
-    checkInputs(inputs);
+    check(inputs);
   }
 };
 
@@ -127,7 +116,7 @@ TEST_F(QuantizedLinear, ZeroRowAndWideDynamicRange) {
   std::vector<HostTensor> inputs = {x};
   for (HostTensor &t : weights(48, 512, true))
     inputs.push_back(std::move(t));
-  checkInputs(inputs);
+  check(inputs);
 }
 
 /// quantized_linear with bias over [?, 512] -> [?, 64], then `epilogue` (ops over %l
@@ -155,7 +144,7 @@ TEST_F(QuantizedLinear, FusedReluAndResidualEpilogue) {
     for (HostTensor &t : weights(64, 512, true))
       inputs.push_back(std::move(t));
     inputs.push_back(randomTensor({rows, 64}, seed++));
-    checkInputs(inputs);
+    check(inputs);
   }
 }
 
@@ -183,7 +172,7 @@ TEST_F(QuantizedLinear, FirstStageOfResidualAddLayerNorm) {
     inputs.push_back(randomTensor({rows, 64}, seed++));
     inputs.push_back(randomTensor({64}, seed++));
     inputs.push_back(randomTensor({64}, seed++));
-    checkInputs(inputs);
+    check(inputs);
   }
 }
 
