@@ -18,6 +18,38 @@
 // the f32 schedule does. Parallel tasks are runs of column panels: every task reads
 // all rows, and a run of panels is one stream of the weight.
 //
+// Measured with test/unit/halide/KernelBench.cpp, f32, bf16 (SchedulesCpuMatmul.cpp)
+// and int8 side by side in one run, HL_NUM_THREADS=2, on the 2-core Zen 4 VM shared with
+// other builds (load average 7.3-7.5: f32 reached ~45 GFLOP/s, not its ~190 alone).
+// Median ms; decode steps' matrix-vector products with the weight cold (from DRAM), in
+// brackets GB/s of weight read; the encoder's linears (batch 8 x 128 positions) in
+// brackets GFLOP/s (int8: GOP/s, and per CPU-second, the steadier figure here):
+//
+//   weight [N, K]            f32              bf16             int8
+//   b1 [1536, 512]       0.139 (22.6)     0.062 (25.4)     0.031 (25.3)
+//   b1 [512, 512]        0.042 (24.9)     0.025 (21.2)     0.014 (19.2)
+//   b1 [2048, 512]       0.199 (21.1)     0.086 (24.4)     0.050 (21.0)
+//   b1 [512, 2048]       0.187 (22.4)     0.111 (18.9)     0.043 (24.6)
+//   b1 [8000, 512]       0.671 (24.4)     0.411 (19.9)     0.166 (24.7)
+//   b8 [1536, 512]       0.344 (9.1)      0.255 (6.2)      0.080 (9.9)
+//   b8 [512, 512]        0.128 (8.2)      0.086 (6.1)      0.024 (11.0)
+//   b8 [2048, 512]       0.480 (8.7)      0.379 (5.5)      0.082 (12.9)
+//   b8 [512, 2048]       0.325 (12.9)     0.241 (8.7)      0.104 (10.1)
+//   b8 [8000, 512]       1.966 (8.3)      1.743 (4.7)      0.286 (14.3)
+//   [1024, 512] x [2048, 512]^T   51.9 (41)   48.5 (44)   15.7 (137; 278 a CPU-second)
+//   [1024, 512] x [1536, 512]^T   33.7 (48)   37.8 (43)    9.9 (163; 276)
+//   [1024, 2048] x [512, 2048]^T  47.9 (45)   47.4 (45)   10.5 (204; 332)
+//
+// So a decode step's int8 product streams its weight at the rate f32 does (~25 GB/s
+// here, the memory bound), a quarter of the bytes: 3-4.5x faster at batch 1, 3-7x at
+// batch 8; the encoder's 3.3-4.5x. What the choices below were worth, same setup:
+// batch 8 in 4-row register tiles took 0.129 ms for [1536, 512] (matrix-vector: 0.062);
+// panels outermost instead of row blocks, [1024, 2048] x [512, 2048]^T: 27 GOP/s; the
+// row pass's partials stored lanes outermost (rfactor's layout, a gather per access):
+// 54 of 64 ms of that product. The register tile's horizontal sums (one per output,
+// K / 64 dot-product steps each) are what it spends besides its vpdpbusd; a packed
+// weight layout with the outputs along the lanes would avoid them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "SchedulesCpu.h"
