@@ -10,9 +10,9 @@
 //     group's first stage, computed whole inside the kernel before the rows are
 //     normalised (a row needs every column of the product), so the linear, the
 //     residual add and the norm are one kernel instead of two;
-//  2. a linear, matmul, layer_norm or rms_norm takes the chain of elementwise ops that
-//  consumes
-//     its result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
+//  2. a linear (kiln.linear or, over int8 weights, kiln.quantized_linear), matmul,
+//     layer_norm or rms_norm takes the chain of elementwise ops that consumes its
+//     result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
 //     output tile while it is in registers;
 //  3. what is left of elementwise chains becomes one pointwise kernel per chain.
 //
@@ -44,7 +44,7 @@ bool isElementwise(Operation *op) {
 
 /// Ops whose schedule a group can take, with elementwise ops after them.
 bool isAnchor(Operation *op) {
-  return isa<LinearOp, MatmulOp, LayerNormOp, RmsNormOp>(op);
+  return isa<LinearOp, QuantizedLinearOp, MatmulOp, LayerNormOp, RmsNormOp>(op);
 }
 
 /// The input that a normalisation reads row by row (and can take a prologue for), or
@@ -57,8 +57,9 @@ Value normalizedInput(Operation *op) {
   return nullptr;
 }
 
-/// Ops that a normalisation group can compute as its first stage.
-bool isStage(Operation *op) { return isa<LinearOp>(op); }
+/// Ops that a normalisation group can compute as its first stage: the linears, over
+/// f32, bf16 or int8 weights.
+bool isStage(Operation *op) { return isa<LinearOp, QuantizedLinearOp>(op); }
 
 /// Ops that never become kernels of their own, about which a remark would say nothing.
 bool isKernelFree(Operation *op) {

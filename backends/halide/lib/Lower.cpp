@@ -42,6 +42,7 @@ const LoweringTable &loweringTable() {
     populateAttentionLowerings(families);
     populateStateLowerings(families);
     populateFusionLowerings(families);
+    populateQuantizedLinearLowerings(families);
     return families;
   }();
   return table;

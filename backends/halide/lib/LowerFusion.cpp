@@ -6,11 +6,11 @@
 // epilogue (the elementwise ops that consume its value) in its output stage, inside
 // the tiles its schedule computes. The kernel takes the anchor's schedule, chosen by
 // Scheduler.cpp as for the anchor alone. A normalisation's group may start with a
-// linear that its prologue reads: the linear's own stages come first in the pipeline,
-// each with its own schedule and computed whole (the scheduler's compute_root), since
-// every row the norm reduces needs all of the linear's columns. A group without an
-// anchor is one pointwise kernel of its chain. Each body argument is one kernel input,
-// in order.
+// linear or quantized_linear that its prologue reads: the linear's own stages come first
+// in the pipeline, each with its own schedule and computed whole (the scheduler's
+// compute_root), since every row the norm reduces needs all of the linear's columns. A
+// group without an anchor is one pointwise kernel of its chain. Each body argument is one
+// kernel input, in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,16 +42,18 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
 }
 
 /// What a group computes besides elementwise ops: its anchor (null: none) and the
-/// linears computed before it (at most one, as kiln-fuse-kernels forms groups).
+/// linears (f32 or quantized) computed before it (at most one, as kiln-fuse-kernels
+/// forms groups).
 struct GroupOps {
   Operation *anchor = nullptr;
   llvm::SmallVector<Operation *, 1> stages;
 };
 
-/// Whether `op` is a linear that a normalisation group can compute first: it reads
-/// group inputs only, and only elementwise ops of the group's shape read it.
+/// Whether `op` is a linear or quantized_linear that a normalisation group can compute
+/// first: it reads group inputs only, and only elementwise ops of the group's shape
+/// read it.
 bool isFirstStage(Operation &op) {
-  if (!isa<LinearOp>(op) ||
+  if (!isa<LinearOp, QuantizedLinearOp>(op) ||
       op.getResult(0).getType() != op.getParentOp()->getResult(0).getType())
     return false;
   return llvm::all_of(op.getOperands(), [](Value v) { return v.isa<BlockArgument>(); }) &&
@@ -188,11 +190,11 @@ public:
   }
 
   /// Makes `stage`, the output of a first stage's pipeline, the value of `linear`'s
-  /// result, and ties the linear's input to the group's output (below): its rows are
-  /// the output's, only its last dimension (K) differs.
-  void addStage(LinearOp linear, Func stage) {
-    stageValues_[linear.result()] = stage;
-    tiedFrom_[linear.input().cast<BlockArgument>().getArgNumber()] = 1;
+  /// result, and ties the linear's input (operand 0) to the group's output (below):
+  /// its rows are the output's, only its last dimension (K) differs.
+  void addStage(Operation *linear, Func stage) {
+    stageValues_[linear->getResult(0)] = stage;
+    tiedFrom_[linear->getOperand(0).cast<BlockArgument>().getArgNumber()] = 1;
   }
 
   /// Pins the dynamic extents of the inputs that the elementwise ops and first stages
@@ -262,7 +264,7 @@ FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &ta
     FailureOr<KernelAlgorithm> stage = lookupLowering(op)->lower(op, target, boundary);
     if (failed(stage))
       return failure();
-    group.addStage(cast<LinearOp>(op), outputOf(stage->stages.back()));
+    group.addStage(op, outputOf(stage->stages.back()));
     stages.append(stage->stages.begin(), stage->stages.end());
   }
   FailureOr<KernelAlgorithm> algorithm =

@@ -111,8 +111,17 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   std::vector<Expr> rhsIndex = asExprs(packVars);
   rhsIndex[rhsN] = Halide::clamp(Halide::likely(kernel.packN), 0, p.N - 1);
   rhsIndex[rhsK] = kernel.packK;
+  // A bf16 weight is read as the f32 it equals (exact: its bits shifted up by 16), so
+  // the products and sums stay f32 as the interpreter's.
   kernel.packedRhs = Func("packed_rhs");
-  kernel.packedRhs(packVars) = rhs(rhsIndex);
+  if (rhs.type() == Halide::BFloat(16)) {
+    std::vector<Var> widenVars = makeVars(static_cast<int>(rhsExt.size()));
+    kernel.widenedRhs = Func("widened_rhs");
+    kernel.widenedRhs(widenVars) = widenToF32(rhs(widenVars));
+    kernel.packedRhs(packVars) = kernel.widenedRhs(rhsIndex);
+  } else {
+    kernel.packedRhs(packVars) = rhs(rhsIndex);
+  }
 
   std::vector<Expr> packIndex = broadcastIndex(rhsExt, kernel.vars);
   packIndex[0] = n;

@@ -28,6 +28,10 @@ Halide::Type kiln::halide_backend::halideType(RankedTensorType type) {
   Type element = type.getElementType();
   if (element.isF32())
     return Halide::Float(32);
+  if (element.isBF16())
+    return Halide::BFloat(16);
+  if (element.isInteger(8))
+    return Halide::Int(8);
   return element.isInteger(64) ? Halide::Int(64) : Halide::Int(32);
 }
 
@@ -150,6 +154,13 @@ void ExtentSource::tie(OutputImageParam output, int dim, int64_t extent,
   }
   if (source)
     output.dim(dim).set_extent(*source);
+}
+
+Expr kiln::halide_backend::widenToF32(Expr value) {
+  if (value.type().element_of() != Halide::BFloat(16))
+    return value;
+  Expr bits = Halide::reinterpret(value.type().with_code(halide_type_uint), value);
+  return floatBits(Halide::cast(bits.type().with_bits(32), bits) << 16);
 }
 
 Expr kiln::halide_backend::floatBits(Expr bits) {

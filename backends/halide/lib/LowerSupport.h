@@ -44,11 +44,12 @@ Extents extentsOf(mlir::RankedTensorType type);
 
 inline bool isStatic(int64_t extent) { return extent != kDynamicExtent; }
 
-/// Halide's element type for `type`: f32, or i32 for the integer types. i1 tensors
-/// (boolean masks, for masked_fill) live only inside an entry point; their buffers hold
-/// one i32 per element, 0 or 1, as the interpreter's (dtype "i32" in Plan.cpp): a byte
-/// would save memory, but i32 needs no new buffer type in the runtime, and a mask is
-/// small next to the scores it masks.
+/// Halide's element type for `type`: f32, bf16 and i8 (weights stored at a reduced
+/// precision: kiln.parameter's conversions), i64, or i32 for the other integer types.
+/// i1 tensors (boolean masks, for masked_fill) live only inside an entry point; their
+/// buffers hold one i32 per element, 0 or 1, as the interpreter's (dtype "i32" in
+/// Plan.cpp): a byte would save memory, but i32 needs no new buffer type in the
+/// runtime, and a mask is small next to the scores it masks.
 Halide::Type halideType(mlir::RankedTensorType type);
 
 /// The Halide dimension of tensor dimension `axis` of a rank-`rank` tensor.
@@ -117,6 +118,12 @@ struct ExtentSource {
   void tie(Halide::OutputImageParam output, int dim, int64_t extent,
            llvm::ArrayRef<int> operandDims);
 };
+
+/// `value` as f32: a bf16 one widened by its bits (exact: they are an f32's upper
+/// half), as Halide's own x86 code converts it, written out because Halide 14's
+/// cast<float> of a bf16 load aborts its PTX compile in LLVM 14 ("Copy one register
+/// into another with a different width"); an f32 one as it is.
+Halide::Expr widenToF32(Halide::Expr value);
 
 /// A bit pattern as an f32. Masks and NaN results are written this way because
 /// Halide compiles with no-NaNs/no-infinities fast-math flags: an infinite or NaN

@@ -163,6 +163,7 @@ void populateEmbeddingLowerings(LoweringTable &table);
 void populateAttentionLowerings(LoweringTable &table);
 void populateStateLowerings(LoweringTable &table);
 void populateFusionLowerings(LoweringTable &table);
+void populateQuantizedLinearLowerings(LoweringTable &table);
 
 /// The lowering of `op` in the table; null when it has none (Lower.cpp).
 const OpLowering *lookupLowering(mlir::Operation *op);

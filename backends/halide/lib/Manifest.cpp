@@ -58,6 +58,15 @@ void writeTensor(OStream &json, const TensorPlan &tensor) {
     });
   if (!tensor.valueDim.empty())
     json.attribute(key::kValueDim, tensor.valueDim);
+  if (!tensor.conversion.empty()) {
+    json.attribute(key::kSource, tensor.source);
+    json.attribute(key::kConversion, tensor.conversion);
+  }
+  if (tensor.rows.size() == 2)
+    json.attributeArray(key::kRows, [&] {
+      json.value(tensor.rows[0]);
+      json.value(tensor.rows[1]);
+    });
   if (tensor.buffer >= 0)
     json.attribute(key::kBuffer, tensor.buffer);
 }
@@ -135,6 +144,9 @@ std::string writeManifest(const ModelPlan &plan, llvm::StringRef target) {
     json.attribute(key::kAbiVersion, abi::kModelAbiVersion);
     json.attribute(key::kModel, plan.model);
     json.attribute(key::kTarget, target);
+    // Absent unless the module says (kiln-weight-precision sets it): absent means f32.
+    if (!plan.weights.empty())
+      json.attribute(key::kWeights, plan.weights);
     writeObjectLines(json, key::kParameters, plan.parameters, writeTensor);
     // Optional in the manifest: written only by models that keep states.
     if (!plan.states.empty())

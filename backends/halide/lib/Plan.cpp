@@ -17,6 +17,8 @@
 
 #include "kiln/ir/SourceLocation.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -42,7 +44,20 @@ std::string dtypeName(Type type) {
     return abi::dtypeName(KILN_DTYPE_I32);
   if (element.isInteger(64))
     return abi::dtypeName(KILN_DTYPE_I64);
+  // Weights only: the verifier admits bf16 and i8 on converted parameters alone, and
+  // no op computes either.
+  if (element.isBF16())
+    return abi::dtypeName(KILN_DTYPE_BF16);
+  if (element.isInteger(8))
+    return abi::dtypeName(KILN_DTYPE_I8);
   return "";
+}
+
+void Planner::setWeights(ModuleOp module) {
+  // The module attribute that kiln-weight-precision sets (the ODS of kiln.parameter
+  // describes the conversions it implies).
+  if (auto weights = module->getAttrOfType<StringAttr>("kiln.weights"))
+    plan_.weights = weights.getValue().str();
 }
 
 Planner::Planner(llvm::StringRef model, bool layoutRemarks)
@@ -219,6 +234,16 @@ FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
                     << ": the runtime supports f32, i32 and i64";
     return failure();
   }
+  bool weightOnly = buffer.dtype == abi::dtypeName(KILN_DTYPE_BF16) ||
+                    buffer.dtype == abi::dtypeName(KILN_DTYPE_I8);
+  if (weightOnly && kind != BufferPlan::Kind::Parameter &&
+      kind != BufferPlan::Kind::View) {
+    op->emitError() << "cannot compile a tensor of type " << value.getType()
+                    << " in a buffer of kind '" << abi::bufferKindName(kind)
+                    << "': " << buffer.dtype
+                    << " is for parameters only (kiln.parameter with a conversion)";
+    return failure();
+  }
   buffer.shape = shapes_.lookup(value);
   FailureOr<int> added = pushBuffer(entry, op, std::move(buffer));
   if (succeeded(added))
@@ -226,22 +251,51 @@ FailureOr<int> Planner::addBuffer(EntryPlan &entry, Operation *op, Value value,
   return added;
 }
 
+/// The plan of parameter `op`: its name, type and, for a converted one, what from.
+static TensorPlan parameterPlan(ParameterOp op) {
+  TensorPlan parameter;
+  parameter.name = op.name().str();
+  parameter.dtype = dtypeName(op.getType());
+  parameter.shape = shapeOf(op.getType().cast<RankedTensorType>());
+  if (op.conversion()) {
+    parameter.source = op.source()->str();
+    parameter.conversion = op.conversion()->str();
+    if (llvm::Optional<ArrayAttr> rows = op.rows()) {
+      SmallVector<int64_t, 4> range = extractFromI64ArrayAttr(*rows);
+      parameter.rows.assign(range.begin(), range.end());
+    }
+  }
+  return parameter;
+}
+
+/// "bf16 [512, 512]", followed for a converted parameter by " (conversion bf16 of
+/// 'SOURCE' rows [a, b))": what two entries sharing a parameter must agree on.
+static std::string describeParameter(const TensorPlan &parameter) {
+  std::string text = parameter.dtype + " " + toString(parameter.shape);
+  if (parameter.conversion.empty())
+    return text;
+  text += " (conversion " + parameter.conversion + " of '" + parameter.source + "'";
+  if (parameter.rows.size() == 2)
+    text += " rows [" + std::to_string(parameter.rows[0]) + ", " +
+            std::to_string(parameter.rows[1]) + ")";
+  return text + ")";
+}
+
 FailureOr<int> Planner::parameterIndex(ParameterOp op) {
-  std::string dtype = dtypeName(op.getType());
-  SymShape shape = shapeOf(op.getType().cast<RankedTensorType>());
+  TensorPlan parameter = parameterPlan(op);
   auto found = parameterIndices_.find(op.name());
   if (found != parameterIndices_.end()) {
     // Entries share weights by name, so they must agree on what the weight is.
-    const TensorPlan &known = plan_.parameters[found->second];
-    if (known.dtype != dtype || known.shape != shape) {
-      op.emitError() << "parameter '" << op.name() << "' is " << dtype << " "
-                     << toString(shape) << " here but " << known.dtype << " "
-                     << toString(known.shape) << " in an earlier entry point";
+    std::string known = describeParameter(plan_.parameters[found->second]);
+    std::string here = describeParameter(parameter);
+    if (known != here) {
+      op.emitError() << "parameter '" << op.name() << "' is " << here << " here but "
+                     << known << " in an earlier entry point";
       return failure();
     }
     return found->second;
   }
-  plan_.parameters.push_back({op.name().str(), dtype, shape, -1, {}});
+  plan_.parameters.push_back(std::move(parameter));
   int index = static_cast<int>(plan_.parameters.size() - 1);
   parameterIndices_[op.name()] = index;
   return index;
@@ -462,6 +516,7 @@ LogicalResult Planner::planEntry(FuncOp func) {
 FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model,
                                bool layoutRemarks) {
   Planner planner(model, layoutRemarks);
+  planner.setWeights(module);
   bool any = false;
   for (FuncOp func : module.getOps<FuncOp>()) {
     any = true;

@@ -25,7 +25,8 @@ namespace kiln::halide_backend {
 /// A named tensor: a model parameter, or an entry's input or output.
 struct TensorPlan {
   std::string name;
-  /// The manifest's name of the dtype: abi::dtypeName ("f32", "i32" or "i64").
+  /// The manifest's name of the dtype: abi::dtypeName ("f32", "i32", "i64", or for a
+  /// parameter at a reduced precision "bf16" or "i8").
   std::string dtype;
   SymShape shape;
   /// The entry buffer that holds it (-1 for parameters, which are listed model-wide).
@@ -35,6 +36,11 @@ struct TensorPlan {
   std::vector<std::string> bounds;
   /// For a rank-0 input with `kiln.value_dim`: the entry dimension its value binds.
   std::string valueDim;
+  /// For a parameter computed at load time (kiln.parameter's attributes of the same
+  /// names): the checkpoint tensor, the conversion ("bf16", "int8" or "int8_scale") and
+  /// the source's rows [start, end) when not all of them (else empty).
+  std::string source, conversion;
+  std::vector<int64_t> rows;
 };
 
 /// A tensor the runtime keeps in a session between runs (a key/value cache), named
@@ -109,6 +115,9 @@ struct KernelPlan {
 
 struct ModelPlan {
   std::string model;
+  /// The precision the linear weights were compiled for (the module's `kiln.weights`:
+  /// "f32", "bf16" or "int8"); empty when the module does not say, which means f32.
+  std::string weights;
   std::vector<TensorPlan> parameters;
   std::vector<StatePlan> states;
   std::vector<KernelPlan> kernels;

@@ -40,6 +40,8 @@ public:
   /// With `layoutRemarks`, a remark at each slice and transpose left a kernel.
   Planner(llvm::StringRef model, bool layoutRemarks);
 
+  /// Takes the precision of the weights from `module` (ModelPlan::weights).
+  void setWeights(mlir::ModuleOp module);
   mlir::LogicalResult planEntry(mlir::FuncOp func);
   ModelPlan takePlan() { return std::move(plan_); }
 

@@ -26,7 +26,7 @@ namespace kiln::halide_backend {
 using KernelDescription =
     std::variant<PointwiseKernel, TransposeKernel, MatmulKernel, SoftmaxKernel,
                  LayerNormKernel, RmsNormKernel, ArgmaxKernel, ReduceKernel, ConcatKernel,
-                 AttentionKernel>;
+                 AttentionKernel, QuantizedLinearKernel>;
 
 /// The Func that `kernel` computes.
 Halide::Func outputOf(const KernelDescription &kernel);

@@ -66,6 +66,9 @@ struct MatmulKernel {
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).
   Halide::Func packedRhs;
+  /// For a bf16 rhs: the rhs as f32, in its own layout, which packedRhs reads
+  /// (undefined for an f32 rhs). Inlined unless a schedule stages it.
+  Halide::Func widenedRhs;
   /// Output Vars: n, m, then the batch dimensions innermost first.
   std::vector<Halide::Var> vars;
   /// packedRhs's first two Vars (n, k).
@@ -178,6 +181,36 @@ struct ConcatKernel {
   std::vector<Halide::RDom> parts;
   int axis = 0;
   Extents extents;
+};
+
+/// kiln.quantized_linear (LowerQuantizedLinear.cpp): each row of the input (Halide
+/// dimension 0 its K values, vars[1...] the rows) quantized symmetrically to i8, exact
+/// int32 dot products with the i8 weight [N, K], then
+/// output(n, rows...) = f32(acc) * ((rowMax / 127) * scale[n]) + bias[n].
+/// The product reads the weight shifted to u8 (w + 128, an xor of its sign bit), the
+/// form u8 x s8 dot-product instructions take (x86 VNNI's vpdpbusd), so the exact sum
+/// is acc = product - 128 * rowSum.
+struct QuantizedLinearKernel {
+  static constexpr const char *kind = "quantized_linear";
+  Halide::Func output;
+  /// Per row, over vars[1...]: max |x| (one update over `rowK`), and the sum of the
+  /// row's quantized values (one update over `rowK`, reading `quantized`).
+  Halide::Func rowMax, rowSum;
+  /// The quantized input, i8 in [-127, 127], indexed (quantizedK, rows...).
+  Halide::Func quantized;
+  Halide::Var quantizedK;
+  /// The i32 dot products of the quantized rows with the shifted weight: 0, then one
+  /// update over `k`; indexed as the output.
+  Halide::Func product;
+  /// Output Vars: n, then the rows' dimensions innermost first.
+  std::vector<Halide::Var> vars;
+  Halide::RDom k, rowK;
+  Extents extents;
+  /// The output's extents as Exprs (constants where static), for a schedule that
+  /// specializes on a dynamic row count.
+  std::vector<Halide::Expr> sizes;
+  /// The contraction size K, or kDynamicExtent.
+  int64_t contraction = kDynamicExtent;
 };
 
 } // namespace kiln::halide_backend

@@ -189,22 +189,26 @@ void cpu::schedule(const TransposeKernel &kernel, const Target &target) {
 // Row reductions: softmax, log_softmax, layer_norm, argmax
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Vectorises the reduction of `stats` (one update over `r`) along the contiguous
-/// reduction dimension: `width` partial results, one per lane, then one horizontal
-/// vector reduction per row. (Vectorising the reduction directly with atomic() makes
-/// a horizontal step per vector of input: 1T softmax D = 512, 15.6 vs 16.7 GB/s.)
-void vectorizeRowReduction(Func stats, RDom r, int width, const Func &out, Var at) {
+/// (Vectorising the reduction directly with atomic() makes a horizontal step per vector
+/// of input: 1T softmax D = 512, 15.6 vs 16.7 GB/s.)
+void cpu::vectorizeRowReduction(Func stats, RDom r, int width, LoopLevel at) {
   Var lane("lane");
   RVar outer("ro"), inner("ri");
   Func partial =
       stats.update().split(r.x, outer, inner, width, kGuard).rfactor(inner, lane);
-  stats.compute_at(out, at);
+  stats.compute_at(at);
   stats.update().atomic().vectorize(inner);
-  partial.compute_at(out, at).vectorize(lane);
+  // The lanes innermost in storage: rfactor puts them outermost, which costs nothing
+  // for one row's partials but makes every access a gather when `at` holds many rows.
+  std::vector<Var> storage = partial.args();
+  std::rotate(storage.begin(), storage.end() - 1, storage.end());
+  partial.compute_at(at).vectorize(lane);
+  if (storage.size() > 1)
+    partial.reorder_storage(storage);
   partial.update().vectorize(lane);
 }
+
+namespace {
 
 /// The loops of `kernel.output` over the slabs of a reduction along an outer axis (one
 /// index of every dimension but x = vars[0] and the axis), innermost first.
@@ -234,7 +238,7 @@ Var scheduleRowStatistics(const RowReductionKernel &kernel,
                         out, std::vector<Var>(kernel.vars.begin() + 1, kernel.vars.end()),
                         isStatic(ext[0]) ? ext[0] : dynamicRowLength, ext[1]);
     for (Func s : stats)
-      vectorizeRowReduction(s, kernel.r, width, out, row);
+      vectorizeRowReduction(s, kernel.r, width, LoopLevel(out, row));
     return row;
   }
   int axis = kernel.axis;
@@ -337,7 +341,7 @@ void cpu::schedule(const ReduceKernel &kernel, const Target &target) {
     // 78-83 GB/s; a plain pass over [8, 128, 512] (read and write): 86-91 GB/s, so the
     // reduction reads at the speed a copy moves bytes (1T, loaded machine as above).
     Var at = vars.empty() ? Var::outermost() : parallelRows(out, vars, count, ext[0]);
-    vectorizeRowReduction(total, kernel.r, width, out, at);
+    vectorizeRowReduction(total, kernel.r, width, LoopLevel(out, at));
     return;
   }
   // The contiguous dimension kept: vectors along x accumulate down the reduced

@@ -2,8 +2,8 @@
 //
 // One schedule per kind of kernel description, for any CPU target (the target
 // supplies the vector width), chosen by Scheduler.cpp: SchedulesCpu.cpp (pointwise,
-// transpose, row reductions, reductions over axes, concat), SchedulesCpuMatmul.cpp and
-// SchedulesCpuAttention.cpp.
+// transpose, row reductions, reductions over axes, concat), SchedulesCpuMatmul.cpp,
+// SchedulesCpuAttention.cpp and SchedulesCpuQuantized.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +25,7 @@ void schedule(const ArgmaxKernel &kernel, const Halide::Target &target);
 void schedule(const ReduceKernel &kernel, const Halide::Target &target);
 void schedule(const ConcatKernel &kernel, const Halide::Target &target);
 void schedule(const AttentionKernel &kernel, const Halide::Target &target);
+void schedule(const QuantizedLinearKernel &kernel, const Halide::Target &target);
 
 /// The attention tiles for a CPU target (see chooseAttentionTiles in Scheduler.h).
 AttentionTiles chooseAttentionTiles(const Halide::Target &target, int64_t queries,

@@ -217,14 +217,22 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   // otherwise a copy that also keeps the panel's rows from aliasing in L1 when N is a
   // power of two.
   Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
-  if (kernel.transposeRhs)
+  if (kernel.transposeRhs) {
     packed.split(kernel.packN, pno, pni, width, kRoundUp)
         .split(kernel.packK, pko, pki, width, kGuard)
         .reorder(pni, pki, pno, pko)
         .vectorize(pni)
         .unroll(pki);
-  else
+    // A bf16 weight is widened a width x width block at a time, with dense loads along
+    // k, and the transpose gathers from the f32 block. Gathering the 16-bit elements
+    // themselves would not run here: Halide 14 compiles avx512_sapphirerapids for
+    // LLVM's sapphirerapids CPU, whose AVX512-FP16 `vmovw` LLVM then uses to insert
+    // them, and Zen 4 has no AVX512-FP16 (SIGILL).
+    if (Func widened = kernel.widenedRhs; widened.defined())
+      widened.compute_at(packed, pno).vectorize(widened.args()[0], width);
+  } else {
     packed.vectorize(kernel.packN, width, kRoundUp);
+  }
 }
 
 /// For x . W^T: dot products along k, where both operands are contiguous, so the weight

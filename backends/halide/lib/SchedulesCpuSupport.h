@@ -1,7 +1,7 @@
 //===- SchedulesCpuSupport.h - Pieces shared by the CPU schedules -*- C++ -*-===//
 //
-// Loop fusion and the parallel-task sizing that SchedulesCpu.cpp and
-// SchedulesCpuMatmul.cpp share.
+// Loop fusion, the parallel-task sizing and the vectorised row reductions that
+// SchedulesCpu.cpp, SchedulesCpuMatmul.cpp and SchedulesCpuQuantized.cpp share.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +33,12 @@ Halide::Var fuseLoops(Halide::Stage stage, const std::vector<Halide::Var> &vars,
 /// rowVars[0] or kDynamicExtent. Returns the loop that visits one row.
 Halide::Var parallelRows(Halide::Stage stage, const std::vector<Halide::Var> &rowVars,
                          int64_t rowLength, int64_t innerRows);
+
+/// Vectorises the reduction of `stats` (one update over `r`) along the contiguous
+/// reduction dimension: `width` partial results, one per lane, then one horizontal
+/// vector reduction per row; both computed `at`.
+void vectorizeRowReduction(Halide::Func stats, Halide::RDom r, int width,
+                           Halide::LoopLevel at);
 
 } // namespace kiln::halide_backend::cpu
 

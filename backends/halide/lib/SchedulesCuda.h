@@ -4,7 +4,8 @@
 // chosen by Scheduler.cpp over the same descriptions as the CPU family: the algorithm
 // is untouched, only loops are mapped to blocks and threads. SchedulesCuda.cpp
 // (pointwise, transpose, concat), SchedulesCudaMatmul.cpp, SchedulesCudaRows.cpp (row
-// reductions and reductions over axes) and SchedulesCudaAttention.cpp. A schedule
+// reductions and reductions over axes), SchedulesCudaAttention.cpp and
+// SchedulesCudaQuantized.cpp. A schedule
 // returns an error naming what it cannot map (never a host loop launching one kernel
 // per element).
 //
@@ -30,6 +31,7 @@ llvm::Error schedule(const ArgmaxKernel &kernel, const Halide::Target &target);
 llvm::Error schedule(const ReduceKernel &kernel, const Halide::Target &target);
 llvm::Error schedule(const ConcatKernel &kernel, const Halide::Target &target);
 llvm::Error schedule(const AttentionKernel &kernel, const Halide::Target &target);
+llvm::Error schedule(const QuantizedLinearKernel &kernel, const Halide::Target &target);
 
 /// The attention tiles for a CUDA target (see chooseAttentionTiles in Scheduler.h).
 llvm::Expected<AttentionTiles> chooseAttentionTiles(const Halide::Target &target,

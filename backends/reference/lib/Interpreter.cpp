@@ -16,6 +16,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 #include <cmath>
 
@@ -103,6 +104,10 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
       })
       .Case<LinearOp>(
           [&](LinearOp) -> Result { return linear(*args[0], *args[1], *args[2]); })
+      .Case<QuantizedLinearOp>([&](QuantizedLinearOp) -> Result {
+        return quantizedLinear(*args[0], *args[1], *args[2],
+                               args.size() > 3 ? args[3] : nullptr);
+      })
       .Case<GeluOp>([&](GeluOp) -> Result { return gelu(*args[0]); })
       .Case<TanhOp>([&](TanhOp) -> Result {
         return unary(*args[0], [](double x) { return std::tanh(x); });
@@ -179,10 +184,14 @@ llvm::Error kiln::reference::checkAgainstType(const HostTensor &t, Type type,
                      ": i1 (a boolean mask) exists only inside an entry point, whose "
                      "inputs, outputs and weights are f32, i32 or i64");
   bool wide = element && element.isSignlessInteger(64);
-  if (!ranked || !(element.isF32() || element.isSignlessInteger(32) || wide || boolean))
+  bool bf16 = element && element.isBF16();
+  bool i8 = element && element.isSignlessInteger(8);
+  if (!ranked || !(element.isF32() || element.isSignlessInteger(32) || wide || boolean ||
+                   bf16 || i8))
     return makeError(what + " has type " + print(type) +
                      ", which the reference interpreter does not support");
-  if (t.isInt != (element.isSignlessInteger(32) || boolean) || t.isI64 != wide)
+  // bf16 values are held as the f32 values they equal, i8 ones (as i1) in i32.
+  if (t.isInt != (element.isSignlessInteger(32) || boolean || i8) || t.isI64 != wide)
     return makeError(what + " holds " +
                      (t.isInt   ? "i32"
                       : t.isI64 ? "i64"
@@ -200,6 +209,24 @@ llvm::Error kiln::reference::checkAgainstType(const HostTensor &t, Type type,
     return makeError(what + " holds " + std::to_string(size) +
                      " elements but its shape " + shapeToString(t.shape) + " has " +
                      std::to_string(t.numElements()));
+  // The reduced-precision weights: only values of the type itself, so that what the
+  // interpreter computes with is what a Halide kernel reading the stored form sees.
+  auto badElement = [&](size_t i, double value, const char *why) {
+    std::string shown;
+    llvm::raw_string_ostream(shown) << llvm::format("%.9g", value);
+    return makeError(what + " has type " + print(type) + " but element " +
+                     shapeToString(unravelIndex(i, t.shape)) + " (" + shown + ") " + why);
+  };
+  if (bf16)
+    for (size_t i = 0; i < t.f32.size(); ++i)
+      if (!isBf16Value(t.f32[i]))
+        return badElement(i, t.f32[i], "is not a bf16 value");
+  if (i8)
+    for (size_t i = 0; i < t.i32.size(); ++i)
+      if (t.i32[i] < -127 || t.i32[i] > 127)
+        return badElement(i, t.i32[i],
+                          "is outside [-127, 127], the range of symmetric "
+                          "int8 weights");
   return llvm::Error::success();
 }
 
@@ -217,13 +244,38 @@ std::string kiln::reference::outputName(FuncOp func, unsigned i) {
 }
 
 llvm::Error Evaluation::bindParameter(ParameterOp op) {
-  auto it = parameters.find(op.name().str());
-  if (it == parameters.end())
-    return makeError("parameter '" + op.name() + "' is missing");
-  if (llvm::Error e = checkAgainstType(it->second, op.getType(),
-                                       "parameter '" + op.name().str() + "'"))
+  std::string what = "parameter '" + op.name().str() + "'";
+  auto own = parameters.find(op.name().str());
+  // A converted weight named after its source finds the f32 checkpoint tensor under
+  // its name (i8 data there is the converted form already; a bf16 one is converted
+  // anyway, which leaves bf16 values unchanged).
+  bool ownIsSource = own != parameters.end() && op.conversion() &&
+                     op.name() == *op.source() && !own->second.isInt;
+  if (own != parameters.end() && !ownIsSource) {
+    if (llvm::Error e = checkAgainstType(own->second, op.getType(), what))
+      return e;
+    values[op.getResult()] = own->second;
+    return llvm::Error::success();
+  }
+  if (!op.conversion())
+    return makeError(what + " is missing");
+  auto source = parameters.find(op.source()->str());
+  if (source == parameters.end())
+    return makeError(what + " is missing, and so is its source '" + *op.source() + "'");
+  int64_t start = 0, end = source->second.shape.empty() ? 0 : source->second.shape[0];
+  if (auto rows = op.rows()) {
+    SmallVector<int64_t, 2> range = extractFromI64ArrayAttr(*rows);
+    start = range[0];
+    end = range[1];
+  }
+  what += " (" + op.conversion()->str() + " of '" + op.source()->str() + "')";
+  llvm::Expected<HostTensor> converted =
+      convertWeight(source->second, *op.conversion(), start, end);
+  if (!converted)
+    return makeError(what + ": " + llvm::toString(converted.takeError()));
+  if (llvm::Error e = checkAgainstType(*converted, op.getType(), what))
     return e;
-  values[op.getResult()] = it->second;
+  values[op.getResult()] = std::move(*converted);
   return llvm::Error::success();
 }
 

@@ -115,6 +115,25 @@ llvm::Expected<HostTensor> matmul(const HostTensor &lhs, const HostTensor &rhs,
 llvm::Expected<HostTensor> linear(const HostTensor &input, const HostTensor &weight,
                                   const HostTensor &bias);
 
+// Quantization.cpp: int8 and bf16 weights (kiln.parameter's conversions).
+/// kiln.quantized_linear by the op's formula: each input row quantized to [-127, 127]
+/// with its max|row|, exact int32 sums against `weight` (i8 values held as i32), then
+/// f32(acc) * ((amax / 127) * scale[o]) + bias[o]; `bias` may be null.
+llvm::Expected<HostTensor> quantizedLinear(const HostTensor &input,
+                                           const HostTensor &weight,
+                                           const HostTensor &scale,
+                                           const HostTensor *bias);
+/// `x` rounded to the nearest bf16 value (ties to even), held as the f32 it equals.
+float roundToBf16(float x);
+/// Whether `x` is a bf16 value: its low 16 bits are zero.
+bool isBf16Value(float x);
+/// Rows [start, end) of the f32 `source` (rows: its first dimension) converted as a
+/// kiln.parameter's `conversion` says: "bf16" (f32 data), "int8" (i32 data, each row
+/// quantized symmetrically to [-127, 127]) or "int8_scale" (those rows' max|row| / 127).
+llvm::Expected<HostTensor> convertWeight(const HostTensor &source,
+                                         llvm::StringRef conversion, int64_t start,
+                                         int64_t end);
+
 // Normalization.cpp
 llvm::Expected<HostTensor> softmax(const HostTensor &input, int64_t axis);
 llvm::Expected<HostTensor> logSoftmax(const HostTensor &input, int64_t axis);

@@ -79,6 +79,54 @@ func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N"
 
 // -----
 
+// A quantized_linear (int8 weights, kiln-weight-precision's) anchors an epilogue as a
+// linear does: GELU and the residual add.
+// CHECK-LABEL: func @quantized_linear_gelu_residual
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xf32>
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<8x8xi8>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[W:[^:]+]]: tensor<8x8xi8>, %[[S:[^:]+]]: tensor<8xf32>, %[[B:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[Q:.+]] = kiln.quantized_linear %[[A]], %[[W]], %[[S]], %[[B]]
+// CHECK-NEXT: %[[G:.+]] = kiln.gelu %[[Q]]
+// CHECK-NEXT: %[[R:.+]] = kiln.add %[[G]], %[[A]]
+// CHECK-NEXT: kiln.yield %[[R]]
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @quantized_linear_gelu_residual(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w = kiln.parameter "w" {source = "w", conversion = "int8"} : tensor<8x8xi8>
+  %s = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  %q = kiln.quantized_linear %x, %w, %s, %b : (tensor<?x8xf32>, tensor<8x8xi8>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %g = kiln.gelu %q : tensor<?x8xf32>
+  %r = kiln.add %g, %x : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  kiln.return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// ... and is a normalisation group's first stage as a linear is: the output projection
+// without a bias (a tied one), the residual add and the LayerNorm are one kernel.
+// CHECK-LABEL: func @quantized_residual_layer_norm
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xf32>
+// CHECK-NOT: kiln.quantized_linear
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<8x8xi8>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[W:[^:]+]]: tensor<8x8xi8>, %[[S:[^:]+]]: tensor<8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[O:.+]] = kiln.quantized_linear %[[A]], %[[W]], %[[S]] :
+// CHECK-NEXT: %[[R:.+]] = kiln.add %[[A]], %[[O]]
+// CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[R]], %[[G]], %[[BE]]
+// CHECK-NEXT: kiln.yield %[[N]]
+func @quantized_residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w = kiln.parameter "w" {source = "w", conversion = "int8"} : tensor<8x8xi8>
+  %s = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %o = kiln.quantized_linear %x, %w, %s : (tensor<?x8xf32>, tensor<8x8xi8>, tensor<8xf32>) -> tensor<?x8xf32>
+  %r = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %r, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
 // The same prologue for an RMSNorm, and its epilogue: the elementwise op reading it.
 // CHECK-LABEL: func @residual_rms_norm
 // CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>

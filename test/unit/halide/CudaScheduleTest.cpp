@@ -177,6 +177,23 @@ TEST_F(CudaSchedule, LinearWithTransposedWeight) {
             2);
 }
 
+TEST_F(CudaSchedule, Bf16WeightUnderBothSchedules) {
+  // A bf16 weight is read as f32 where each schedule reads it: staged in shared memory
+  // by the tiled product (many rows, and the empty-product launch), loaded by each
+  // lane of the matrix-vector one (a decode step).
+  EXPECT_EQ(launches({"tensor<?x?x512xf32>", "tensor<2048x512xbf16>", "tensor<2048xf32>"},
+                     "tensor<?x?x2048xf32>",
+                     "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x512xf32>, "
+                     "tensor<2048x512xbf16>, tensor<2048xf32>) -> tensor<?x?x2048xf32>"),
+            2);
+  EXPECT_EQ(launches({"tensor<?x1x512xf32>", "tensor<8000x512xbf16>"},
+                     "tensor<?x1x8000xf32>",
+                     "kiln.matmul %arg0, %arg1 {transpose_rhs = true} : "
+                     "(tensor<?x1x512xf32>, tensor<8000x512xbf16>) -> "
+                     "tensor<?x1x8000xf32>"),
+            1);
+}
+
 TEST_F(CudaSchedule, FusedLinearBiasReluIsOneKernel) {
   std::string x = "tensor<?x?x512xf32>", w = "tensor<512x512xf32>", b = "tensor<512xf32>";
   EXPECT_EQ(launches({x, w, b}, x,

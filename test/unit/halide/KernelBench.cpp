@@ -113,10 +113,12 @@ void runCase(const BenchCase &c) {
   std::vector<HostTensor> coldData;
   if (c.coldInput >= 0) {
     const HostTensor &cold = inputs[c.coldInput];
-    size_t copies = std::max<size_t>(2, (256u << 20) / (cold.f32.size() * 4 + 1));
+    Halide::Type type = harness.kernel.inputs[c.coldInput].type();
+    size_t copies =
+        std::max<size_t>(2, (256u << 20) / (elements(cold.shape) * type.bytes() + 1));
     coldData.assign(copies, cold);
     for (const HostTensor &t : coldData)
-      coldCopies.push_back(KernelHarness::toBuffer(t));
+      coldCopies.push_back(KernelHarness::toBuffer(t, type));
   }
   size_t turn = 0;
   auto realize = [&] {
@@ -126,8 +128,8 @@ void runCase(const BenchCase &c) {
   };
   std::vector<double> times, cpuTimes;
   int64_t bytes = elements(c.output) * 4;
-  for (const Shape &s : c.inputs)
-    bytes += elements(s) * 4;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    bytes += elements(c.inputs[i]) * harness.kernel.inputs[i].type().bytes();
   // Enough runs for ~0.3 s, at least 7, at most 200.
   auto start = std::chrono::steady_clock::now();
   realize();
@@ -148,6 +150,11 @@ void runCase(const BenchCase &c) {
   std::printf("%-34s %8.3f ms  %6.1f %s  best %6.1f  cpu %6.1f\n", c.name.c_str(),
               t * 1e3, work / t * 1e-9, c.flops > 0 ? "GFLOP/s" : "GB/s   ",
               work / best * 1e-9, work / cpu * 1e-9);
+}
+
+/// The suffix of a case over a reduced-precision weight of element type `weight`.
+std::string suffixOf(const std::string &weight) {
+  return weight == "f32" ? "" : weight == "i8" ? "_int8" : "_" + weight;
 }
 
 double matmulFlops(double m, double n, double k, double batch = 1) {
@@ -292,19 +299,30 @@ std::vector<BenchCase> cases() {
                  0});
   // The layer ops. linear's bias add is part of the output tile: compare with the
   // matmul cases above.
+  // A weight of element type `weight`: f32, or bf16 (a reduced-precision weight; the
+  // cases named *_bf16 are the f32 case before them with a bf16 weight), or i8: the same
+  // layer as kiln.quantized_linear (the i8 weight, its scales and the bias; *_int8, whose
+  // "GFLOP/s" are int8 GOP/s).
   auto linear = [&](const std::string &name, const std::string &in,
                     const std::string &out, int64_t n, int64_t k, Shape inShape,
-                    Shape outShape, double rows) {
-    std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
+                    Shape outShape, double rows, const std::string &weight = "f32") {
+    bool int8 = weight == "i8";
+    std::string w =
+        "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "x" + weight + ">";
     std::string b = "tensor<" + std::to_string(n) + "xf32>";
-    all.push_back(
-        {name,
-         {in, w, b},
-         out,
-         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " + out,
-         {inShape, {n, k}, {n}},
-         outShape,
-         matmulFlops(rows, n, k)});
+    std::string op = int8 ? "kiln.quantized_linear %arg0, %arg1, %arg2, %arg3 : (" + in +
+                                ", " + w + ", " + b + ", " + b + ") -> " + out
+                          : "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " +
+                                b + ") -> " + out;
+    std::vector<std::string> args = {in, w, b};
+    std::vector<Shape> shapes = {inShape, {n, k}, {n}};
+    if (int8) {
+      args.push_back(b);
+      shapes.push_back({n});
+    }
+    all.push_back({name, args, out, op, shapes, outShape, matmulFlops(rows, n, k)});
+    if (int8)
+      all.back().intRanges = {{1, 0}, {-127, 127}};
   };
   linear("linear_128x512_to_2048", "tensor<?x?x512xf32>", "tensor<?x?x2048xf32>", 2048,
          512, {1, 128, 512}, {1, 128, 2048}, 128);
@@ -324,21 +342,40 @@ std::vector<BenchCase> cases() {
          512, {1, 128, 512}, {1, 128, 1536}, 128);
   linear("linear_128x2048_to_512", "tensor<?x?x2048xf32>", "tensor<?x?x512xf32>", 512,
          2048, {1, 128, 2048}, {1, 128, 512}, 128);
+  // bf16 and int8 weights beside f32 at the encoder's shapes (batch 8, 128 positions: the
+  // register tile or the panel) and at a decode step's batch of 8 (the weight cached).
+  for (const char *weight : {"f32", "bf16", "i8"}) {
+    std::string suffix = weight == std::string("f32") ? "_f32" : suffixOf(weight);
+    linear("linear_1024x512_to_2048" + suffix, "tensor<?x?x512xf32>",
+           "tensor<?x?x2048xf32>", 2048, 512, {8, 128, 512}, {8, 128, 2048}, 1024,
+           weight);
+    linear("linear_1024x512_to_1536" + suffix, "tensor<?x?x512xf32>",
+           "tensor<?x?x1536xf32>", 1536, 512, {8, 128, 512}, {8, 128, 1536}, 1024,
+           weight);
+    linear("linear_1024x2048_to_512" + suffix, "tensor<?x?x2048xf32>",
+           "tensor<?x?x512xf32>", 512, 2048, {8, 128, 2048}, {8, 128, 512}, 1024, weight);
+    linear("linear_decode_8x1x512_to_2048" + suffix, "tensor<?x1x512xf32>",
+           "tensor<?x1x2048xf32>", 2048, 512, {8, 1, 512}, {8, 1, 2048}, 8, weight);
+  }
   // The matrix-vector products of transformer_base's decode_step (d_model 512, d_ff
   // 2048, vocabulary 8000) at batch B, the weight read from DRAM as in a step: GB/s of
   // weight, to compare with bench/stream_read.
+  // A bf16 weight is half the bytes: *_bf16 beside each; an int8 one a quarter: *_int8
+  // (SchedulesCpuQuantized.cpp).
   for (int64_t b : {1, 2, 8})
     for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{
-             {1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {8000, 512}}) {
-      std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>";
-      std::string out = "tensor<?x1x" + std::to_string(n) + "xf32>";
-      std::string name = "gemv_b" + std::to_string(b) + "_" + std::to_string(k) + "_to_" +
-                         std::to_string(n);
-      linear(name, in, out, n, k, {b, 1, k}, {b, 1, n}, b);
-      all.back().flops = 0;
-      all.back().bytes = 4.0 * n * k;
-      all.back().coldInput = 1;
-    }
+             {1536, 512}, {512, 512}, {2048, 512}, {512, 2048}, {8000, 512}})
+      for (auto [weight, bytes] :
+           {std::pair("f32", 4.0), std::pair("bf16", 2.0), std::pair("i8", 1.0)}) {
+        std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>";
+        std::string out = "tensor<?x1x" + std::to_string(n) + "xf32>";
+        std::string name = "gemv_b" + std::to_string(b) + "_" + std::to_string(k) +
+                           "_to_" + std::to_string(n) + suffixOf(weight);
+        linear(name, in, out, n, k, {b, 1, k}, {b, 1, n}, b, weight);
+        all.back().flops = 0;
+        all.back().bytes = bytes * n * k;
+        all.back().coldInput = 1;
+      }
   // Kernel groups (kiln.fusion): compare with linear_128x512_to_2048 plus a relu pass,
   // and with layer_norm_8x128x512 plus add_residual_8x128x512.
   all.push_back(

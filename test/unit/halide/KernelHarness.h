@@ -61,6 +61,24 @@ inline HostTensor randomTensor(Shape shape, unsigned seed, float lo = -1.0f,
   return t;
 }
 
+/// The bits of the bf16 nearest to `value` (ties to even; `value` finite), as a
+/// checkpoint converted to bf16 holds them.
+inline uint16_t bf16Bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+/// `t` (f32) with every value rounded to the nearest bf16: the f32 values that a bf16
+/// weight holds, as the interpreter takes them.
+inline HostTensor roundedToBf16(HostTensor t) {
+  for (float &v : t.f32) {
+    uint32_t bits = static_cast<uint32_t>(bf16Bits(v)) << 16;
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return t;
+}
+
 /// A parsed one-op module and its op's JIT-compiled kernel.
 class KernelHarness {
 public:
@@ -94,7 +112,7 @@ public:
   HostTensor run(const std::vector<HostTensor> &inputs, const Shape &outShape) {
     std::vector<Halide::Buffer<>> buffers;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      buffers.push_back(toBuffer(inputs[i]));
+      buffers.push_back(toBuffer(inputs[i], kernel.inputs[i].type()));
       kernel.inputs[i].set(buffers.back());
     }
     bool isInt =
@@ -136,6 +154,26 @@ public:
     Halide::Type type = t.isInt ? Halide::Int(32) : Halide::Float(32);
     return Halide::Buffer<>(type, data, static_cast<int>(sizes.size()),
                             sizesToDims(sizes).data());
+  }
+
+  /// `t` as a kernel input of `type`: toBuffer's view for f32 and i32; for a weight at
+  /// a reduced precision, a copy converted as the interpreter reads it (bf16 from f32
+  /// values rounded to bf16, i8 from i32 values in [-128, 127]).
+  static Halide::Buffer<> toBuffer(const HostTensor &t, Halide::Type type) {
+    if (type != Halide::BFloat(16) && type != Halide::Int(8))
+      return toBuffer(t);
+    std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+    Halide::Buffer<> buffer(type, sizes);
+    if (type == Halide::BFloat(16)) {
+      auto *bits = static_cast<uint16_t *>(buffer.data());
+      for (size_t i = 0; i < t.f32.size(); ++i)
+        bits[i] = bf16Bits(t.f32[i]);
+    } else {
+      auto *bytes = static_cast<int8_t *>(buffer.data());
+      for (size_t i = 0; i < t.i32.size(); ++i)
+        bytes[i] = static_cast<int8_t>(t.i32[i]);
+    }
+    return buffer;
   }
 
   mlir::MLIRContext context;

@@ -7,19 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Manifest.h"
-#include "Plan.h"
-
-#include "kiln/ir/KilnDialect.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser.h"
-#include "llvm/Support/JSON.h"
-
-#include <gtest/gtest.h>
+#include "PlanTestSupport.h"
 
 using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::test;
 using llvm::json::Array;
 using llvm::json::Object;
 using llvm::json::Value;
@@ -59,35 +50,8 @@ const char *kStepArgs =
     R"mlir(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
            %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"})mlir";
 
-class PlanStates : public ::testing::Test {
+class PlanStates : public PlanTest {
 protected:
-  PlanStates() { context.loadDialect<kiln::KilnDialect>(); }
-
-  /// Plans `text` as model "m"; the manifest is parsed into `manifest` on success, the
-  /// diagnostics collected in `errors` either way.
-  bool plan(const std::string &text) {
-    module = mlir::parseSourceString<mlir::ModuleOp>(text, &context);
-    if (!module) {
-      ADD_FAILURE() << "cannot parse:\n" << text;
-      return false;
-    }
-    mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-      errors += d.str() + "\n";
-      return mlir::success();
-    });
-    mlir::FailureOr<ModelPlan> planned = planModel(*module, "m", layoutRemarks);
-    if (mlir::failed(planned))
-      return false;
-    text_ = writeManifest(*planned, "host");
-    llvm::Expected<Value> json = llvm::json::parse(text_);
-    if (!json) {
-      ADD_FAILURE() << llvm::toString(json.takeError()) << "\n" << text_;
-      return false;
-    }
-    manifest = std::move(*json);
-    return true;
-  }
-
   /// Plans an entry `(kStepArgs) -> resultType` with `body`; the error it gives.
   std::string planError(const std::string &body, const std::string &resultType) {
     std::string text = "func @step(" + std::string(kStepArgs) + ") -> (" + resultType +
@@ -95,39 +59,6 @@ protected:
     EXPECT_FALSE(plan(text)) << text_;
     return errors;
   }
-
-  const Object &root() { return *manifest.getAsObject(); }
-  const Object &entry(const std::string &name) {
-    for (const Value &e : *root().getArray("entries"))
-      if (e.getAsObject()->getString("name") == llvm::StringRef(name))
-        return *e.getAsObject();
-    ADD_FAILURE() << "no entry '" << name << "' in\n" << text_;
-    static Object none;
-    return none;
-  }
-  const Value &buffer(const Object &entry, int64_t index) {
-    return (*entry.getArray("buffers"))[index];
-  }
-  /// The manifest's JSON text of `value`, for compact comparisons.
-  static std::string str(const Value *value) {
-    if (!value)
-      return "(missing)";
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << *value;
-    return os.str();
-  }
-  std::string kernelName(int64_t index) {
-    return (*root().getArray("kernels"))[index].getAsString().getValueOr("").str();
-  }
-
-  mlir::MLIRContext context;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  /// planModel's: a remark (collected in `errors`) at each slice or transpose kernel.
-  bool layoutRemarks = false;
-  Value manifest = nullptr;
-  std::string errors;
-  std::string text_;
 };
 
 TEST_F(PlanStates, StatesAreListedModelWide) {

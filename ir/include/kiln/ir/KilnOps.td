@@ -758,7 +758,9 @@ def Kiln_FusionOp : Kiln_Op<"fusion", [IsolatedFromAbove, SingleBlock, NoSideEff
     }
     ```
   }];
-  let arguments = (ins Variadic<Kiln_AnyTensor>:$operands);
+  // Operands may be reduced-precision weights (bf16, i8) that a product in the body
+  // reads.
+  let arguments = (ins Variadic<AnyTypeOf<[Kiln_AnyTensor, Kiln_ParameterTensor]>>:$operands);
   let results = (outs Kiln_AnyTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$operands attr-dict `:` functional-type($operands, results) $body";

@@ -19,8 +19,9 @@
 namespace kiln::reference {
 
 /// A dense row-major tensor on the host. Exactly one of `f32` / `i32` / `i64` holds the
-/// data: `i32` when `isInt`, `i64` when `isI64`, `f32` otherwise. The factories
-/// zero-fill when given no data.
+/// data: `i32` when `isInt`, `i64` when `isI64`, `f32` otherwise. The reduced-precision
+/// weights are held widened: bf16 as the f32 values they equal, i8 in `i32`. The
+/// factories zero-fill when given no data.
 struct HostTensor {
   std::vector<int64_t> shape;
   bool isInt = false;
@@ -49,6 +50,12 @@ using StateMap = std::map<std::string, HostTensor>;
 /// `kiln.bounds`, out-of-range token ids, and ops the interpreter does not know are
 /// errors, never crashes. Extra parameters are ignored (a weights file
 /// holds those of every entry).
+///
+/// A converted parameter (kiln.parameter with a `conversion`) takes, as the runtime
+/// does, the tensor under its own name as it is (checked: bf16 values, i8 values in
+/// [-127, 127]), or else converts its `source`'s f32 tensor (its `rows`), so that a
+/// converted module runs on the same f32 parameters as the original; a source stored
+/// under the parameter's own name is converted.
 ///
 /// An input with `kiln.value_dim` binds that dimension to its value. The state ops work
 /// on `states`, which persists across runs as a session's states do: state_alloc and
