@@ -75,6 +75,12 @@ void getBounds(const Json &object, TensorDesc &t, const std::string &path);
 void getValueDim(const Json &object, TensorDesc &t, const std::string &path);
 /// Fails when `object` (a parameter or output) declares bounds.
 void rejectBounds(const Json &object, const std::string &path, const char *what);
+/// Fails when `t` (an input or output: `what`) has a dtype only weights may have.
+void rejectWeightDType(const TensorDesc &t, const std::string &path, const char *what);
+
+/// The root's "parameters", each checked, with the source of each converted one
+/// (ManifestParameters.cpp).
+std::vector<TensorDesc> parseParameters(const Json &root);
 
 } // namespace kiln::rt
 

@@ -12,7 +12,7 @@ namespace {
 // A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
 // it with textual replacements.
 const std::string kGood = R"({
-  "abi_version": 2, "model": "m", "target": "host",
+  "abi_version": 3, "model": "m", "target": "host",
   "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
   "kernels": ["mm", "copy"],
   "entries": [{
@@ -93,9 +93,9 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
   auto [abiCode, abiMessage] =
-      failure(replaced(kGood, "\"abi_version\": 2", "\"abi_version\": 1"));
+      failure(replaced(kGood, "\"abi_version\": 3", "\"abi_version\": 1"));
   EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
-  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 2");
+  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 3");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {
@@ -323,7 +323,7 @@ TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
 // prefix [B, P+1, 8] out of a strided view.
 
 const std::string kStates = R"({
-  "abi_version": 2, "model": "m", "kernels": ["copy"],
+  "abi_version": 3, "model": "m", "kernels": ["copy"],
   "states": [{"name": "kv", "dtype": "f32", "rank": 3}],
   "entries": [
    {"name": "start",
