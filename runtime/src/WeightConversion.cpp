@@ -1,7 +1,7 @@
 //===- WeightConversion.cpp - Converting weights at load time -------------===//
 //
-// Bit manipulation rather than the compiler's _Float16/__bf16 (which GCC 12 does not
-// offer for x86 arithmetic): the results are defined by the formats, not by flags.
+// Bit manipulation rather than the compiler's _Float16/__bf16: the results are defined
+// by the formats, not by which of those types a compiler offers on a target.
 //
 //===----------------------------------------------------------------------===//
 
