@@ -66,9 +66,10 @@ void widenToF32(const void *src, kiln_dtype dtype, size_t count, float *dst) {
 float quantizeRow(const float *row, size_t count, int8_t *q) {
   float amax = 0;
   bool finite = true;
-  for (size_t i = 0; i < count; ++i) {
+  for (size_t i = 0; i < count; ++i) { // compares, not std::fmax: that is a libm call
     finite &= std::isfinite(row[i]);
-    amax = std::fmax(amax, std::fabs(row[i]));
+    float a = std::fabs(row[i]);
+    amax = a > amax ? a : amax;
   }
   if (!finite)
     return NAN;
@@ -83,7 +84,7 @@ float quantizeRow(const float *row, size_t count, int8_t *q) {
   const float inverse = 127.0f / amax;
   for (size_t i = 0; i < count; ++i) {
     float v = (row[i] * inverse + kRound) - kRound;
-    q[i] = int8_t(std::fmin(std::fmax(v, -127.0f), 127.0f));
+    q[i] = int8_t(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
   }
   return amax / 127.0f;
 }
