@@ -19,6 +19,19 @@ const EntryDesc *entryAt(const kiln_model *model, size_t entry) {
   return &unwrap(model)->manifest().entries[entry];
 }
 
+// Parameter `index` of `model` for the C call `function`, whose result goes to `out`:
+// INVALID_ARGUMENT for a NULL model or out, NOT_FOUND for an index out of range.
+const TensorDesc &parameterAt(const kiln_model *model, size_t index, const void *out,
+                              const char *function) {
+  if (!model || !out)
+    fail(KILN_STATUS_INVALID_ARGUMENT, function, ": NULL argument");
+  const auto &params = unwrap(model)->manifest().parameters;
+  if (index >= params.size())
+    fail(KILN_STATUS_NOT_FOUND, "parameter index ", index, " out of range (",
+         params.size(), " parameters)");
+  return params[index];
+}
+
 // The entry's dimension table filled from names[i] = values[i]; -1 where not given.
 std::vector<int64_t> slotValues(const EntryDesc &e, const char *const *names,
                                 const int64_t *values, size_t count) {
@@ -257,13 +270,7 @@ KILN_API size_t kiln_model_parameter_count(const kiln_model *model) {
 KILN_API kiln_status *kiln_model_parameter_info(const kiln_model *model, size_t index,
                                                 kiln_tensor_info *out_info) {
   return guard([&] {
-    if (!model || !out_info)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_parameter_info: NULL argument");
-    const auto &params = unwrap(model)->manifest().parameters;
-    if (index >= params.size())
-      fail(KILN_STATUS_NOT_FOUND, "parameter index ", index, " out of range (",
-           params.size(), " parameters)");
-    *out_info = params[index].info();
+    *out_info = parameterAt(model, index, out_info, "kiln_model_parameter_info").info();
   });
 }
 
@@ -284,13 +291,8 @@ KILN_API const char *kiln_model_weight_precision(const kiln_model *model) {
 KILN_API kiln_status *kiln_model_parameter_source(const kiln_model *model, size_t index,
                                                   kiln_parameter_source *out_source) {
   return guard([&] {
-    if (!model || !out_source)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_parameter_source: NULL argument");
-    const auto &params = unwrap(model)->manifest().parameters;
-    if (index >= params.size())
-      fail(KILN_STATUS_NOT_FOUND, "parameter index ", index, " out of range (",
-           params.size(), " parameters)");
-    const TensorDesc &p = params[index];
+    const TensorDesc &p =
+        parameterAt(model, index, out_source, "kiln_model_parameter_source");
     const auto &rows = p.source ? p.source->rows : std::nullopt;
     *out_source = {p.source ? p.source->tensor.c_str() : p.name.c_str(),
                    p.source ? kiln::abi::conversionName(p.source->conversion) : "",

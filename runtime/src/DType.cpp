@@ -15,13 +15,12 @@ struct DTypeInfo {
   halide_type_code_t halideCode;
   bool weightOnly;
 };
-constexpr DTypeInfo kDTypes[] = {
-    {KILN_DTYPE_F32, "F32", 4, halide_type_float, false},
-    {KILN_DTYPE_I32, "I32", 4, halide_type_int, false},
-    {KILN_DTYPE_I64, "I64", 8, halide_type_int, false},
-    {KILN_DTYPE_BF16, "BF16", 2, halide_type_bfloat, true},
-    {KILN_DTYPE_F16, "F16", 2, halide_type_float, true},
-    {KILN_DTYPE_I8, "I8", 1, halide_type_int, true}};
+constexpr DTypeInfo kDTypes[] = {{KILN_DTYPE_F32, "F32", 4, halide_type_float, false},
+                                 {KILN_DTYPE_I32, "I32", 4, halide_type_int, false},
+                                 {KILN_DTYPE_I64, "I64", 8, halide_type_int, false},
+                                 {KILN_DTYPE_BF16, "BF16", 2, halide_type_bfloat, true},
+                                 {KILN_DTYPE_F16, "F16", 2, halide_type_float, true},
+                                 {KILN_DTYPE_I8, "I8", 1, halide_type_int, true}};
 
 const DTypeInfo *dtypeInfo(kiln_dtype dtype) {
   for (const DTypeInfo &d : kDTypes)

@@ -204,15 +204,9 @@ std::unique_ptr<Manifest> parseManifest(std::string_view json) {
   m->model = getString(*root, key::kModel, "manifest");
   if (root->find(key::kTarget))
     m->target = getString(*root, key::kTarget, "manifest");
-  if (root->find(key::kWeights)) {
-    m->weights = getString(*root, key::kWeights, "manifest");
-    if (std::find(std::begin(abi::kWeightPrecisions), std::end(abi::kWeightPrecisions),
-                  m->weights) == std::end(abi::kWeightPrecisions))
-      invalid(key::kWeights,
-              cat("unknown weight precision \"", m->weights, "\" (expected ",
-                  alternatives(abi::kWeightPrecisions, [](const char *n) { return n; }),
-                  ")"));
-  }
+  if (root->find(key::kWeights))
+    m->weights = abi::kWeightPrecisions[getOneOf(
+        *root, key::kWeights, "manifest", "weight precision", abi::kWeightPrecisions)];
 
   m->parameters = parseParameters(*root);
   const auto &kernels = getArray(*root, key::kKernels, "manifest");

@@ -52,14 +52,9 @@ constexpr const char *kConversionResult[] = {"bf16 of any shape", "i8 of rank 1 
 ParameterSource getSource(const Json &object, const TensorDesc &p,
                           const std::string &path) {
   ParameterSource s;
-  const std::string &name = getString(object, key::kConversion, path);
-  std::optional<Conversion> conversion = abi::parseConversion(name);
-  if (!conversion)
-    invalid(at(path, key::kConversion),
-            cat("unknown conversion \"", name, "\" (expected ",
-                alternatives(abi::kConversionNames, [](const char *n) { return n; }),
-                ")"));
-  s.conversion = *conversion;
+  s.conversion = Conversion(
+      getOneOf(object, key::kConversion, path, "conversion", abi::kConversionNames));
+  const char *name = abi::conversionName(s.conversion);
   if (!object.find(key::kSource))
     invalid(path, cat("parameter '", p.name, "' has conversion \"", name,
                       "\" but no \"source\" tensor"));
@@ -80,8 +75,8 @@ ParameterSource getSource(const Json &object, const TensorDesc &p,
 void checkPlain(const Json &object, const TensorDesc &p, const std::string &path) {
   for (const char *k : {key::kSource, key::kRows})
     if (object.find(k))
-      invalid(at(path, k), cat("parameter '", p.name, "' has \"", k,
-                               "\" but no \"conversion\""));
+      invalid(at(path, k),
+              cat("parameter '", p.name, "' has \"", k, "\" but no \"conversion\""));
   if (isWeightOnlyDType(p.dtype))
     invalid(at(path, key::kDType),
             cat("parameter '", p.name, "' is ", kiln_dtype_name(p.dtype),
@@ -154,9 +149,9 @@ std::vector<TensorDesc> parseParameters(const Json &root) {
 
 void rejectWeightDType(const TensorDesc &t, const std::string &path, const char *what) {
   if (isWeightOnlyDType(t.dtype))
-    invalid(at(path, key::kDType), cat(what, " '", t.name, "' is ",
-                                       kiln_dtype_name(t.dtype), "; only parameters may be ",
-                                       kiln_dtype_name(t.dtype)));
+    invalid(at(path, key::kDType),
+            cat(what, " '", t.name, "' is ", kiln_dtype_name(t.dtype),
+                "; only parameters may be ", kiln_dtype_name(t.dtype)));
 }
 
 } // namespace kiln::rt

@@ -23,11 +23,11 @@ std::string dlerrorText() {
 }
 
 std::string typeName(const halide_type_t &t) {
-  const char *code = t.code == halide_type_float  ? "f"
-                     : t.code == halide_type_int  ? "i"
-                     : t.code == halide_type_uint ? "u"
+  const char *code = t.code == halide_type_float    ? "f"
+                     : t.code == halide_type_int    ? "i"
+                     : t.code == halide_type_uint   ? "u"
                      : t.code == halide_type_bfloat ? "bf"
-                                                  : "?";
+                                                    : "?";
   return cat(code, int(t.bits), t.lanes > 1 ? cat("x", t.lanes) : "");
 }
 

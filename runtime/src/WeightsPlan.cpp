@@ -80,8 +80,8 @@ std::string sourceProblem(const TensorDesc &p, const SafetensorsTensor *t) {
   if (!t)
     return cat("missing tensor '", name, "' for ", describe(p), ": expected ",
                kConvertible, " ", sourceShape(p), " to convert from, or ",
-               name == p.name ? std::string() : cat("tensor '", p.name, "' "), "stored as ",
-               st(p.dtype), " ", formatShape(p.staticShape));
+               name == p.name ? std::string() : cat("tensor '", p.name, "' "),
+               "stored as ", st(p.dtype), " ", formatShape(p.staticShape));
   if (name == p.name && parseSafetensorsDType(t->dtype) == p.dtype)
     return cat("tensor '", name, "' has shape ", formatShape(t->shape), ", expected ",
                formatShape(p.staticShape));

@@ -19,7 +19,8 @@ namespace kiln::driver {
 
 void convertWeights(const Options &options) {
   if (options.weights.empty())
-    throw DriverError("--convert-weights needs the weights to convert: pass --weights FILE");
+    throw DriverError(
+        "--convert-weights needs the weights to convert: pass --weights FILE");
   kiln::Model model = kiln::Model::open(options.model);
   kiln::Weights weights = kiln::Weights::open(model, options.weights);
   std::vector<kiln::TensorArg> tensors;

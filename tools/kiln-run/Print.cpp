@@ -99,7 +99,8 @@ std::string sourceText(const kiln::Model &model, size_t parameter) {
   kiln::check(kiln_model_parameter_source(model.get(), parameter, &source));
   if (!*source.conversion)
     return "";
-  std::string text = std::string(" (") + source.conversion + " of '" + source.tensor + "'";
+  std::string text =
+      std::string(" (") + source.conversion + " of '" + source.tensor + "'";
   if (source.has_rows)
     text += " rows [" + std::to_string(source.row_begin) + ", " +
             std::to_string(source.row_end) + ")";

@@ -93,8 +93,8 @@ typedef enum kiln_dtype {
   KILN_DTYPE_I8 = 6
 } kiln_dtype;
 
-KILN_API const char *
-kiln_dtype_name(kiln_dtype dtype); /* "f32", "i32", "i64", "bf16", "f16", "i8"; "?" else */
+KILN_API const char *kiln_dtype_name(
+    kiln_dtype dtype); /* "f32", "i32", "i64", "bf16", "f16", "i8"; "?" else */
 KILN_API size_t kiln_dtype_size(kiln_dtype dtype); /* bytes per element; 0 if invalid */
 
 /* A dense row-major tensor (last dimension contiguous) owned by someone else. */

@@ -627,38 +627,37 @@ TEST(Manifest, ConvertedParametersParse) {
 
 TEST(Manifest, RejectsConversionsTheVerifierRejects) {
   const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
-  auto with = [&](const std::string &parameter) {
-    return replaced(kGood, w, w + ", " + parameter);
-  };
-  expectInvalid(with(R"({"name": "q", "dtype": "bf16", "shape": [8, 8]})"),
-                "parameters[1].dtype: parameter 'q' is bf16 without a \"conversion\" "
-                "(checkpoints hold f32, f16 or bf16)");
-  expectInvalid(with(R"({"name": "h", "dtype": "f16", "shape": [8]})"),
-                "parameters[1].dtype: parameter 'h' is f16; f16 is a checkpoint's dtype, "
-                "converted at load, never a model's");
-  expectInvalid(with(R"({"name": "q", "dtype": "f32", "shape": [8], "source": "w"})"),
-                "parameters[1].source: parameter 'q' has \"source\" but no "
-                "\"conversion\"");
-  expectInvalid(with(R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "source": "w",
-                         "conversion": "fp8"})"),
-                "parameters[1].conversion: unknown conversion \"fp8\" (expected bf16, "
-                "int8 or int8_scale)");
-  expectInvalid(with(R"({"name": "q", "dtype": "bf16", "shape": [8, 8],
-                         "conversion": "bf16"})"),
-                "parameters[1]: parameter 'q' has conversion \"bf16\" but no \"source\" "
-                "tensor");
-  expectInvalid(with(R"({"name": "q", "dtype": "f32", "shape": [8, 8], "source": "w",
-                         "conversion": "int8"})"),
-                "parameters[1].dtype: parameter 'q' is f32 [8, 8]; conversion \"int8\" "
-                "makes i8 of rank 1 or more");
-  expectInvalid(with(R"({"name": "q", "dtype": "bf16", "shape": [4, 8], "source": "w",
-                         "conversion": "bf16", "rows": [2, 7]})"),
-                "parameters[1].rows: rows [2, 7) of parameter 'q' do not fit its shape "
-                "[4, 8]: expected [start, start + dimension 0)");
-  expectInvalid(with(R"({"name": "q", "dtype": "i8", "shape": [8, 8], "source": "w",
-                         "conversion": "int8"})"),
-                "parameters[1]: parameter 'q' (int8 of 'w') needs exactly one int8_scale "
-                "parameter of the same source rows, found none");
+  // A parameter beside w, and the message it gets.
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8]})",
+       "parameters[1].dtype: parameter 'q' is bf16 without a \"conversion\" (checkpoints "
+       "hold f32, f16 or bf16)"},
+      {R"({"name": "h", "dtype": "f16", "shape": [8]})",
+       "parameters[1].dtype: parameter 'h' is f16; f16 is a checkpoint's dtype, "
+       "converted "
+       "at load, never a model's"},
+      {R"({"name": "q", "dtype": "f32", "shape": [8], "source": "w"})",
+       "parameters[1].source: parameter 'q' has \"source\" but no \"conversion\""},
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "source": "w",
+           "conversion": "fp8"})",
+       "parameters[1].conversion: unknown conversion \"fp8\" (expected bf16, int8 or "
+       "int8_scale)"},
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "conversion": "bf16"})",
+       "parameters[1]: parameter 'q' has conversion \"bf16\" but no \"source\" tensor"},
+      {R"({"name": "q", "dtype": "f32", "shape": [8, 8], "source": "w",
+           "conversion": "int8"})",
+       "parameters[1].dtype: parameter 'q' is f32 [8, 8]; conversion \"int8\" makes i8 "
+       "of rank 1 or more"},
+      {R"({"name": "q", "dtype": "bf16", "shape": [4, 8], "source": "w",
+           "conversion": "bf16", "rows": [2, 7]})",
+       "parameters[1].rows: rows [2, 7) of parameter 'q' do not fit its shape [4, 8]: "
+       "expected [start, start + dimension 0)"},
+      {R"({"name": "q", "dtype": "i8", "shape": [8, 8], "source": "w",
+           "conversion": "int8"})",
+       "parameters[1]: parameter 'q' (int8 of 'w') needs exactly one int8_scale "
+       "parameter of the same source rows, found none"}};
+  for (const auto &[parameter, message] : cases)
+    expectInvalid(replaced(kGood, w, w + ", " + parameter), message);
 }
 
 TEST(Manifest, OnlyParametersMayHaveWeightDTypes) {
@@ -666,7 +665,9 @@ TEST(Manifest, OnlyParametersMayHaveWeightDTypes) {
                          R"({"name": "len", "dtype": "i8")"),
                 "entries[0] ('forward').inputs[1].dtype: input 'len' is i8; only "
                 "parameters may be i8");
-  expectInvalid(replaced(kGood, "\"target\": \"host\",",
-                         "\"target\": \"host\", \"weights\": \"fp8\","),
-                "weights: unknown weight precision \"fp8\" (expected f32, bf16 or int8)");
+  expectInvalid(
+      replaced(kGood, "\"target\": \"host\",",
+               "\"target\": \"host\", \"weights\": \"fp8\","),
+      "manifest.weights: unknown weight precision \"fp8\" (expected f32, bf16 or "
+      "int8)");
 }

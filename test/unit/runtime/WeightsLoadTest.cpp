@@ -150,6 +150,10 @@ void expectConverted(const Weights &weights, const Checkpoint &emb, const Checkp
     EXPECT_EQ(reinterpret_cast<uintptr_t>(weights.data(i)) % 64, 0u) << i;
 }
 
+void expectHas(const std::string &message, const std::string &text) {
+  EXPECT_NE(message.find(text), std::string::npos) << message;
+}
+
 } // namespace
 
 TEST_F(WeightsLoad, F32CheckpointConvertsAndMapsWhatItCan) {
@@ -196,15 +200,11 @@ TEST_F(WeightsLoad, SourceOfTheWrongDTypeNamesWhatConverts) {
   ints.bytes.assign(36, 0);
   encode(emb, KILN_DTYPE_F32);
   std::string message = failure({emb, ints});
-  EXPECT_NE(message.find("tensor 'w' has dtype I32; parameter 'w[1:3]' (bf16 of rows "
-                         "[1, 3)) converts from F32, F16 or BF16"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("tensor 'w' has dtype I32; parameter 'w[0:1]' (int8 of rows "
-                         "[0, 1)) converts from F32, F16 or BF16"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("(2 problems)"), std::string::npos) << message;
+  expectHas(message, "tensor 'w' has dtype I32; parameter 'w[1:3]' (bf16 of rows "
+                     "[1, 3)) converts from F32, F16 or BF16");
+  expectHas(message, "tensor 'w' has dtype I32; parameter 'w[0:1]' (int8 of rows "
+                     "[0, 1)) converts from F32, F16 or BF16");
+  expectHas(message, "(2 problems)");
 }
 
 TEST_F(WeightsLoad, SourceWithTooFewRowsOrAnotherRowLength) {
@@ -212,31 +212,23 @@ TEST_F(WeightsLoad, SourceWithTooFewRowsOrAnotherRowLength) {
   Checkpoint shortW{"w", {2, 3}, exactValues(6, rng), KILN_DTYPE_F32, {}};
   encode(shortW, KILN_DTYPE_F32);
   std::string message = failure({emb, shortW});
-  EXPECT_NE(message.find("tensor 'w' has shape [2, 3]; parameter 'w[1:3]' (bf16 of rows "
-                         "[1, 3)) needs [R, 3] with R >= 3"),
-            std::string::npos)
-      << message;
+  expectHas(message, "tensor 'w' has shape [2, 3]; parameter 'w[1:3]' (bf16 of rows "
+                     "[1, 3)) needs [R, 3] with R >= 3");
   Checkpoint wideEmb{"emb", {4, 4}, exactValues(16, rng), KILN_DTYPE_F32, {}};
   encode(wideEmb, KILN_DTYPE_F16);
   encode(w, KILN_DTYPE_F32);
   message = failure({wideEmb, w});
-  EXPECT_NE(message.find("tensor 'emb' has shape [4, 4], expected [4, 3]"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("tensor 'emb' has shape [4, 4]; parameter 'emb.int8' (int8) "
-                         "needs [4, 3]"),
-            std::string::npos)
-      << message;
+  expectHas(message, "tensor 'emb' has shape [4, 4], expected [4, 3]");
+  expectHas(message, "tensor 'emb' has shape [4, 4]; parameter 'emb.int8' (int8) "
+                     "needs [4, 3]");
 }
 
 TEST_F(WeightsLoad, MissingSourceSaysWhatWouldDo) {
   encode(emb, KILN_DTYPE_F32);
   std::string message = failure({emb});
-  EXPECT_NE(message.find("missing tensor 'w' for parameter 'w[1:3]' (bf16 of rows [1, "
-                         "3)): expected F32, F16 or BF16 [R, 3] with R >= 3 to convert "
-                         "from, or tensor 'w[1:3]' stored as BF16 [2, 3]"),
-            std::string::npos)
-      << message;
+  expectHas(message, "missing tensor 'w' for parameter 'w[1:3]' (bf16 of rows [1, "
+                     "3)): expected F32, F16 or BF16 [R, 3] with R >= 3 to convert "
+                     "from, or tensor 'w[1:3]' stored as BF16 [2, 3]");
 }
 
 TEST_F(WeightsLoad, QuantizedWeightWithoutItsScalesNamesTheScales) {
@@ -244,21 +236,17 @@ TEST_F(WeightsLoad, QuantizedWeightWithoutItsScalesNamesTheScales) {
   encode(w, KILN_DTYPE_F32);
   Checkpoint q{"emb.int8", {4, 3}, {}, KILN_DTYPE_I8, std::vector<uint8_t>(12, 1)};
   std::string message = failure({emb, w, q});
-  EXPECT_NE(message.find("missing tensor 'emb.int8.scale' (expected F32 [4]): the file "
-                         "holds 'emb.int8' quantized (I8), which needs its scales stored "
-                         "beside it"),
-            std::string::npos)
-      << message;
-  EXPECT_NE(message.find("(1 problem)"), std::string::npos) << message;
+  expectHas(message, "missing tensor 'emb.int8.scale' (expected F32 [4]): the file "
+                     "holds 'emb.int8' quantized (I8), which needs its scales stored "
+                     "beside it");
+  expectHas(message, "(1 problem)");
 
   Checkpoint scales{"emb.int8.scale", {4}, {1, 2, 3, 4}, KILN_DTYPE_F32, {}};
   encode(scales, KILN_DTYPE_F32);
   message = failure({emb, w, scales});
-  EXPECT_NE(message.find("tensor 'emb.int8.scale' holds stored int8 scales, but "
-                         "'emb.int8' is not stored quantized (expected I8 [4, 3]): store "
-                         "both or neither"),
-            std::string::npos)
-      << message;
+  expectHas(message, "tensor 'emb.int8.scale' holds stored int8 scales, but "
+                     "'emb.int8' is not stored quantized (expected I8 [4, 3]): store "
+                     "both or neither");
 }
 
 TEST_F(WeightsLoad, StrayTensorIsNeitherParameterNorSource) {
@@ -267,10 +255,8 @@ TEST_F(WeightsLoad, StrayTensorIsNeitherParameterNorSource) {
   Checkpoint extra{"w.bias", {3}, {1, 2, 3}, KILN_DTYPE_F32, {}};
   encode(extra, KILN_DTYPE_F32);
   std::string message = failure({emb, w, extra});
-  EXPECT_NE(message.find("unexpected tensor 'w.bias' (F32 [3]): the model has no such "
-                         "parameter or source"),
-            std::string::npos)
-      << message;
+  expectHas(message, "unexpected tensor 'w.bias' (F32 [3]): the model has no such "
+                     "parameter or source");
 }
 
 TEST_F(WeightsLoad, NonFiniteWeightCannotBeQuantized) {
@@ -284,10 +270,8 @@ TEST_F(WeightsLoad, NonFiniteWeightCannotBeQuantized) {
   emb.values[7] = NAN; // row 2 of a quantized tensor
   encode(emb, KILN_DTYPE_F32);
   std::string message = failure({emb, w});
-  EXPECT_NE(message.find("tensor 'emb' row 2 holds a NaN or an infinity; parameter "
-                         "'emb.int8' quantizes it to int8, which needs finite values"),
-            std::string::npos)
-      << message;
+  expectHas(message, "tensor 'emb' row 2 holds a NaN or an infinity; parameter "
+                     "'emb.int8' quantizes it to int8, which needs finite values");
 }
 
 // fake_model (f32) from an F16 and a BF16 checkpoint of values both hold exactly: the
