@@ -1,9 +1,7 @@
-// ApiModel.cpp - the C boundary for models and weights: argument checks, then the work in
-// Model / Weights.
+// ApiModel.cpp - the C boundary for models: argument checks, then the work in Model.
 #include "Error.h"
 #include "Model.h"
 #include "Session.h"
-#include "Weights.h"
 
 #include <cstdint>
 
@@ -19,6 +17,19 @@ const EntryDesc *entryAt(const kiln_model *model, size_t entry) {
   if (!model || entry >= unwrap(model)->manifest().entries.size())
     return nullptr;
   return &unwrap(model)->manifest().entries[entry];
+}
+
+// Parameter `index` of `model` for the C call `function`, whose result goes to `out`:
+// INVALID_ARGUMENT for a NULL model or out, NOT_FOUND for an index out of range.
+const TensorDesc &parameterAt(const kiln_model *model, size_t index, const void *out,
+                              const char *function) {
+  if (!model || !out)
+    fail(KILN_STATUS_INVALID_ARGUMENT, function, ": NULL argument");
+  const auto &params = unwrap(model)->manifest().parameters;
+  if (index >= params.size())
+    fail(KILN_STATUS_NOT_FOUND, "parameter index ", index, " out of range (",
+         params.size(), " parameters)");
+  return params[index];
 }
 
 // The entry's dimension table filled from names[i] = values[i]; -1 where not given.
@@ -259,13 +270,7 @@ KILN_API size_t kiln_model_parameter_count(const kiln_model *model) {
 KILN_API kiln_status *kiln_model_parameter_info(const kiln_model *model, size_t index,
                                                 kiln_tensor_info *out_info) {
   return guard([&] {
-    if (!model || !out_info)
-      fail(KILN_STATUS_INVALID_ARGUMENT, "kiln_model_parameter_info: NULL argument");
-    const auto &params = unwrap(model)->manifest().parameters;
-    if (index >= params.size())
-      fail(KILN_STATUS_NOT_FOUND, "parameter index ", index, " out of range (",
-           params.size(), " parameters)");
-    *out_info = params[index].info();
+    *out_info = parameterAt(model, index, out_info, "kiln_model_parameter_info").info();
   });
 }
 
@@ -279,27 +284,21 @@ KILN_API const char *kiln_model_state_name(const kiln_model *model, size_t state
   return unwrap(model)->manifest().states[state_index].name.c_str();
 }
 
-KILN_API kiln_status *kiln_weights_open(const kiln_model *model,
-                                        const char *safetensors_path,
-                                        kiln_weights **out_weights) {
-  if (out_weights)
-    *out_weights = nullptr;
+KILN_API const char *kiln_model_weight_precision(const kiln_model *model) {
+  return model ? unwrap(model)->manifest().weights.c_str() : "";
+}
+
+KILN_API kiln_status *kiln_model_parameter_source(const kiln_model *model, size_t index,
+                                                  kiln_parameter_source *out_source) {
   return guard([&] {
-    if (!model || !safetensors_path || !out_weights)
-      fail(KILN_STATUS_INVALID_ARGUMENT,
-           "kiln_weights_open: model, safetensors_path and out_weights must not be NULL");
-    *out_weights = reinterpret_cast<kiln_weights *>(
-        new Weights(unwrap(model)->manifest(), safetensors_path));
+    const TensorDesc &p =
+        parameterAt(model, index, out_source, "kiln_model_parameter_source");
+    const auto &rows = p.source ? p.source->rows : std::nullopt;
+    *out_source = {p.source ? p.source->tensor.c_str() : p.name.c_str(),
+                   p.source ? kiln::abi::conversionName(p.source->conversion) : "",
+                   int32_t(rows.has_value()), rows ? rows->first : 0,
+                   rows ? rows->second : 0};
   });
-}
-
-KILN_API void kiln_weights_retain(kiln_weights *weights) {
-  if (weights)
-    reinterpret_cast<Weights *>(weights)->refs.fetch_add(1);
-}
-
-KILN_API void kiln_weights_release(kiln_weights *weights) {
-  releaseWeights(reinterpret_cast<Weights *>(weights));
 }
 
 } // extern "C"

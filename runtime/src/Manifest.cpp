@@ -52,25 +52,6 @@ std::string Manifest::entryNames() const {
 }
 namespace {
 
-std::vector<TensorDesc> parseParameters(const Json &root) {
-  std::vector<TensorDesc> params;
-  if (!root.find(key::kParameters))
-    return params;
-  const auto &items = getArray(root, key::kParameters, "manifest");
-  for (size_t i = 0; i < items.size(); ++i) {
-    std::string path = cat(key::kParameters, "[", i, "]");
-    TensorDesc p = getTensor(items[i], path);
-    rejectBounds(items[i], path, "parameters");
-    for (size_t d = 0; d < p.dims.size(); ++d)
-      if (!p.dims[d].isConstant())
-        invalid(at(path, key::kShape, d),
-                cat("parameter shapes must be static, got \"", p.dimTexts[d], "\""));
-    params.push_back(std::move(p));
-  }
-  checkUnique(params, key::kParameters, "parameter");
-  return params;
-}
-
 // "states": [{name, dtype, rank}], model-wide.
 std::vector<StateDesc> parseStates(const Json &root) {
   std::vector<StateDesc> states;
@@ -131,6 +112,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
   for (size_t i = 0; i < inputs.size(); ++i) {
     std::string ipath = at(epath, key::kInputs, i);
     e.inputs.push_back(getTensor(inputs[i], ipath));
+    rejectWeightDType(e.inputs.back(), ipath, "input");
     getBounds(inputs[i], e.inputs.back(), ipath);
     getValueDim(inputs[i], e.inputs.back(), ipath);
     // Optional: an input no kernel reads needs no buffer.
@@ -142,6 +124,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string opath = at(epath, key::kOutputs, i);
     e.outputs.push_back(getTensor(outputs[i], opath));
+    rejectWeightDType(e.outputs.back(), opath, "output");
     rejectBounds(outputs[i], opath, "outputs");
     e.outputs.back().buffer =
         getIndex(outputs[i], key::kBuffer, buffers.size(), opath, "buffers");
@@ -221,6 +204,9 @@ std::unique_ptr<Manifest> parseManifest(std::string_view json) {
   m->model = getString(*root, key::kModel, "manifest");
   if (root->find(key::kTarget))
     m->target = getString(*root, key::kTarget, "manifest");
+  if (root->find(key::kWeights))
+    m->weights = abi::kWeightPrecisions[getOneOf(
+        *root, key::kWeights, "manifest", "weight precision", abi::kWeightPrecisions)];
 
   m->parameters = parseParameters(*root);
   const auto &kernels = getArray(*root, key::kKernels, "manifest");

@@ -15,12 +15,23 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace kiln::rt {
 
 using abi::BufferKind;
+using abi::Conversion;
 using abi::DimExpr;
+
+// Where a reduced-precision parameter comes from: a checkpoint tensor, converted at load
+// time (manifest "source", "conversion", "rows"; docs/precision.md).
+struct ParameterSource {
+  std::string tensor;
+  Conversion conversion = Conversion::BF16;
+  // The source's rows [first, second) it covers; none: all of them.
+  std::optional<std::pair<int64_t, int64_t>> rows;
+};
 
 // A named tensor signature: an entry's input or output, or a model parameter.
 struct TensorDesc {
@@ -41,6 +52,9 @@ struct TensorDesc {
   // slot.
   std::string valueDim;
   int valueDimSlot = -1;
+
+  // Parameters only: the checkpoint tensor it is converted from, if it is.
+  std::optional<ParameterSource> source;
 
   // Backing for kiln_tensor_info::dims; filled once the manifest stops moving.
   std::vector<const char *> dimPointers;
@@ -108,6 +122,7 @@ struct Manifest {
   int abiVersion = 0;
   std::string model;
   std::string target;
+  std::string weights = "f32"; // the precision of the linear weights ("weights")
   std::vector<TensorDesc> parameters;
   std::vector<std::string> kernels;
   std::vector<StateDesc> states;
@@ -118,6 +133,11 @@ struct Manifest {
   int findState(std::string_view name) const;
   std::string entryNames() const; // "encode, decode"
 };
+
+// The int8 parameter of the int8_scale params[i], or the reverse: the first of the
+// other conversion with the same source rows; -1 for none. A parsed manifest pairs them
+// one to one.
+int scalePartner(const std::vector<TensorDesc> &params, size_t i);
 
 // Parses and validates a manifest. Throws Error: INCOMPATIBLE for another abi_version,
 // INVALID_MODEL (message "invalid manifest: <json path>: <problem>") otherwise.

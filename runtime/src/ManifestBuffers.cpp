@@ -75,14 +75,7 @@ BufferDesc getBuffer(const Json &object, const std::string &path,
   b.dims = getShape(object, path);
   for (const DimExpr &d : b.dims)
     b.dimTexts.push_back(d.text());
-  const std::string &kind = getString(object, key::kKind, path);
-  std::optional<BufferKind> parsed = abi::parseBufferKind(kind);
-  if (!parsed)
-    invalid(at(path, key::kKind),
-            cat("unknown kind \"", kind, "\" (expected ",
-                alternatives(abi::kBufferKindNames, [](const char *n) { return n; }),
-                ")"));
-  b.kind = *parsed;
+  b.kind = BufferKind(getOneOf(object, key::kKind, path, "kind", abi::kBufferKindNames));
   if (const char *indexKey = abi::bufferIndexKey(b.kind)) {
     auto [limit, what] = indexLimit(b.kind, limits);
     b.index = getIndex(object, indexKey, limit, path, what);

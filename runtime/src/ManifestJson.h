@@ -50,6 +50,19 @@ const std::string &getString(const Json &object, const char *key,
                              const std::string &path);
 const std::vector<Json> &getArray(const Json &object, const char *key,
                                   const std::string &path);
+/// Member `key` of `object`: a string that is one of `names`, whose index it returns;
+/// `what` names it in the message ("kind").
+template <size_t N>
+size_t getOneOf(const Json &object, const char *key, const std::string &path,
+                const char *what, const char *const (&names)[N]) {
+  const std::string &value = getString(object, key, path);
+  for (size_t i = 0; i < N; ++i)
+    if (value == names[i])
+      return i;
+  invalid(at(path, key), cat("unknown ", what, " \"", value, "\" (expected ",
+                             alternatives(names, [](const char *n) { return n; }), ")"));
+}
+
 /// `value` as an index below `limit`; `what` names what it indexes ("buffers").
 int checkIndex(const Json &value, size_t limit, const std::string &path,
                const char *what);
@@ -75,6 +88,12 @@ void getBounds(const Json &object, TensorDesc &t, const std::string &path);
 void getValueDim(const Json &object, TensorDesc &t, const std::string &path);
 /// Fails when `object` (a parameter or output) declares bounds.
 void rejectBounds(const Json &object, const std::string &path, const char *what);
+/// Fails when `t` (an input or output: `what`) has a dtype only weights may have.
+void rejectWeightDType(const TensorDesc &t, const std::string &path, const char *what);
+
+/// The root's "parameters", each checked, with the source of each converted one
+/// (ManifestParameters.cpp).
+std::vector<TensorDesc> parseParameters(const Json &root);
 
 } // namespace kiln::rt
 

@@ -23,25 +23,17 @@ std::string dlerrorText() {
 }
 
 std::string typeName(const halide_type_t &t) {
-  const char *code = t.code == halide_type_float  ? "f"
-                     : t.code == halide_type_int  ? "i"
-                     : t.code == halide_type_uint ? "u"
-                                                  : "?";
+  const char *code = t.code == halide_type_float    ? "f"
+                     : t.code == halide_type_int    ? "i"
+                     : t.code == halide_type_uint   ? "u"
+                     : t.code == halide_type_bfloat ? "bf"
+                                                    : "?";
   return cat(code, int(t.bits), t.lanes > 1 ? cat("x", t.lanes) : "");
 }
 
 bool sameType(const halide_type_t &t, kiln_dtype dtype) {
-  if (t.lanes != 1)
-    return false;
-  switch (dtype) {
-  case KILN_DTYPE_F32:
-    return t.code == halide_type_float && t.bits == 32;
-  case KILN_DTYPE_I32:
-    return t.code == halide_type_int && t.bits == 32;
-  case KILN_DTYPE_I64:
-    return t.code == halide_type_int && t.bits == 64;
-  }
-  return false;
+  halide_type_t want = halideType(dtype);
+  return t.lanes == 1 && t.code == want.code && t.bits == want.bits;
 }
 
 } // namespace

@@ -20,14 +20,6 @@ constexpr int32_t kMaxThreads = 256;
 // so empty tensors get this instead.
 alignas(kTempAlignment) uint8_t emptyStorage[kTempAlignment];
 
-halide_type_t halideType(kiln_dtype dtype) {
-  halide_type_t t;
-  t.code = dtype == KILN_DTYPE_F32 ? halide_type_float : halide_type_int;
-  t.bits = uint8_t(kiln_dtype_size(dtype) * 8);
-  t.lanes = 1;
-  return t;
-}
-
 std::string bufferLabel(const EntryDesc &e, size_t b) {
   return cat("buffers[", b, "] (", abi::bufferKindName(e.buffers[b].kind), ")");
 }

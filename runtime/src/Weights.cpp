@@ -1,82 +1,140 @@
-// Weights.cpp - matching a safetensors file to the model's parameter list.
+//===- Weights.cpp - A model's parameters ---------------------------------===//
+//
+// Loads what WeightsPlan.cpp matched: a stored parameter is the file's mapping (copied
+// only when misaligned); a converted one is computed into memory of its own. A source
+// is widened to f32 once for all the parameters computed from it, and only when it is
+// not F32 already: an F32 checkpoint is read from the mapping.
+//
+//===----------------------------------------------------------------------===//
+
 #include "Weights.h"
 
 #include "DType.h"
 #include "Error.h"
 #include "Session.h"
+#include "WeightConversion.h"
+#include "WeightsPlan.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
+#include <map>
 
 namespace kiln::rt {
 
-Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path) {
-  std::unordered_map<std::string, const SafetensorsTensor *> byName;
-  for (const SafetensorsTensor &t : file_.tensors())
-    byName.emplace(t.name, &t);
+namespace {
 
-  std::vector<std::string> problems;
-  std::vector<const SafetensorsTensor *> matched;
-  for (const TensorDesc &p : manifest.parameters) {
+size_t byteCount(const TensorDesc &p) {
+  return size_t(elementCount(p.staticShape)) * kiln_dtype_size(p.dtype);
+}
+
+} // namespace
+
+Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path) {
+  std::vector<ParameterPlan> plans = planWeights(manifest, file_);
+  data_.resize(plans.size());
+  // By source, in parameter order: each source is widened once for all its users.
+  std::map<const SafetensorsTensor *, std::vector<size_t>> bySource;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const TensorDesc &p = manifest.parameters[i];
     signatures_.push_back({p.name, p.dtype, p.staticShape});
-    auto it = byName.find(p.name);
-    if (it == byName.end()) {
-      problems.push_back(cat("missing tensor '", p.name, "' (expected ",
-                             safetensorsDTypeName(p.dtype), " ",
-                             formatShape(p.staticShape), ")"));
-      matched.push_back(nullptr);
+    if (plans[i].source) {
+      bySource[plans[i].source].push_back(i);
       continue;
     }
-    const SafetensorsTensor &t = *it->second;
-    byName.erase(it);
-    matched.push_back(&t);
-    bool dtypeOk = parseSafetensorsDType(t.dtype) == p.dtype;
-    bool shapeOk = t.shape == p.staticShape;
-    if (!dtypeOk && !shapeOk)
-      problems.push_back(cat(
-          "tensor '", p.name, "' is ", t.dtype, " ", formatShape(t.shape), ", expected ",
-          safetensorsDTypeName(p.dtype), " ", formatShape(p.staticShape)));
-    else if (!dtypeOk)
-      problems.push_back(cat("tensor '", p.name, "' has dtype ", t.dtype, ", expected ",
-                             safetensorsDTypeName(p.dtype)));
-    else if (!shapeOk)
-      problems.push_back(cat("tensor '", p.name, "' has shape ", formatShape(t.shape),
-                             ", expected ", formatShape(p.staticShape)));
-  }
-  // File order, so the message is stable.
-  for (const SafetensorsTensor &t : file_.tensors())
-    if (byName.count(t.name))
-      problems.push_back(cat("unexpected tensor '", t.name, "' (", t.dtype, " ",
-                             formatShape(t.shape), "): the model has no such parameter"));
-
-  if (!problems.empty())
-    fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path, "' does not match model '",
-         manifest.model, "' (", problems.size(),
-         problems.size() == 1 ? " problem):\n  " : " problems):\n  ",
-         join(
-             problems, [](const std::string &s) { return s; }, "\n  "));
-
-  for (size_t i = 0; i < matched.size(); ++i) {
-    const uint8_t *src = file_.data(*matched[i]);
-    size_t bytes = matched[i]->end - matched[i]->begin;
-    size_t align = kiln_dtype_size(manifest.parameters[i].dtype);
-    if (reinterpret_cast<uintptr_t>(src) % align == 0) {
-      data_.push_back(src);
+    const uint8_t *src = file_.data(*plans[i].stored);
+    size_t bytes = byteCount(p);
+    if (reinterpret_cast<uintptr_t>(src) % kiln_dtype_size(p.dtype) == 0) {
+      data_[i] = src;
+      stats_.mapped_bytes += bytes;
       continue;
     }
     // Tensors packed at odd offsets by some writers: kernels may assume natural
     // alignment.
-    void *copy = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-    if (!copy)
-      throw std::bad_alloc();
-    copies_.emplace_back(copy);
-    std::memcpy(copy, src, bytes);
-    data_.push_back(copy);
+    Block copy = allocate(bytes);
+    std::memcpy(copy.get(), src, bytes);
+    own(i, std::move(copy));
+    stats_.copied_bytes += bytes;
+  }
+  for (const auto &[source, users] : bySource)
+    convert(manifest, *source, users);
+}
+
+Weights::Block Weights::allocate(size_t bytes) {
+  void *block = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+  if (!block)
+    throw std::bad_alloc();
+  return Block(block);
+}
+
+void Weights::own(size_t parameter, Block block) {
+  data_[parameter] = block.get();
+  copies_.push_back(std::move(block));
+}
+
+void Weights::convert(const Manifest &manifest, const SafetensorsTensor &source,
+                      const std::vector<size_t> &users) {
+  const kiln_dtype dtype = *parseSafetensorsDType(source.dtype);
+  const uint8_t *bytes = file_.data(source);
+  const size_t count = size_t(elementCount(source.shape));
+  const size_t rowLength = size_t(elementCount(source.shape, 1));
+  // The source as f32: the mapping itself when it is F32 and aligned, else widened once.
+  const float *values = reinterpret_cast<const float *>(bytes);
+  Block widened;
+  if (dtype != KILN_DTYPE_F32 || reinterpret_cast<uintptr_t>(bytes) % 4 != 0) {
+    widened = allocate(count * 4);
+    widenToF32(bytes, dtype, count, static_cast<float *>(widened.get()));
+    values = static_cast<const float *>(widened.get());
+  }
+  for (size_t i : users) {
+    const TensorDesc &p = manifest.parameters[i];
+    stats_.converted_bytes += byteCount(p);
+    if (!p.source) { // a plain f32 parameter read from F16 or BF16
+      own(i, std::move(widened));
+      continue;
+    }
+    const size_t first = p.source->rows ? size_t(p.source->rows->first) : 0;
+    const size_t rows = p.staticShape.empty() ? 1 : size_t(p.staticShape[0]);
+    const float *from = values + first * rowLength;
+    switch (p.source->conversion) {
+    case Conversion::BF16: {
+      Block out = allocate(rows * rowLength * 2);
+      auto *to = static_cast<uint16_t *>(out.get());
+      for (size_t k = 0; k < rows * rowLength; ++k)
+        to[k] = f32ToBF16(from[k]);
+      own(i, std::move(out));
+      break;
+    }
+    case Conversion::Int8: {
+      size_t s = size_t(scalePartner(manifest.parameters, i));
+      Block q = allocate(rows * rowLength), scales = allocate(rows * 4);
+      for (size_t r = 0; r < rows; ++r) {
+        float scale = quantizeRow(from + r * rowLength, rowLength,
+                                  static_cast<int8_t *>(q.get()) + r * rowLength);
+        if (std::isnan(scale))
+          fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path(), "': tensor '",
+               source.name, "' row ", first + r,
+               " holds a NaN or an infinity; parameter '", p.name,
+               "' quantizes it to int8, which needs finite values");
+        static_cast<float *>(scales.get())[r] = scale;
+      }
+      own(i, std::move(q));
+      own(s, std::move(scales));
+      break;
+    }
+    case Conversion::Int8Scale: // made with its int8 weight, above
+      break;
+    }
   }
 }
 
 void Weights::FreeDeleter::operator()(void *p) const { std::free(p); }
+
+kiln_tensor Weights::tensor(size_t parameter) const {
+  const Signature &s = signatures_[parameter];
+  return {s.name.c_str(), s.dtype, int32_t(s.shape.size()), s.shape.data(),
+          data_[parameter]};
+}
 
 struct Weights::Resident {
   const Model *model; // retained: its library holds the device's functions

@@ -1,6 +1,8 @@
 //===- Weights.h - A model's parameters -------------------------*- C++ -*-===//
 //
-// A model's parameters, mapped from a safetensors file and checked against the manifest.
+// A model's parameters, mapped from a safetensors file and checked against the manifest,
+// or converted from the checkpoint tensors it holds to the precision the model was
+// compiled for (WeightsPlan.h says which tensor feeds each parameter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,12 @@ public:
 
   size_t parameterCount() const { return data_.size(); }
   const void *data(size_t parameter) const { return data_[parameter]; }
+  /// The parameter as the model reads it: name, dtype, shape and data, valid while the
+  /// weights live.
+  kiln_tensor tensor(size_t parameter) const;
+  /// Bytes of parameters read in place from the file's mapping, converted at load, and
+  /// copied only to align them.
+  const kiln_weights_stats &stats() const { return stats_; }
   // Whether this file was checked against the same parameter list as `manifest`'s.
   bool fits(const Manifest &manifest) const;
   const std::string &path() const { return file_.path(); }
@@ -62,7 +70,17 @@ private:
   struct FreeDeleter {
     void operator()(void *p) const;
   };
-  std::vector<std::unique_ptr<void, FreeDeleter>> copies_; // realigned tensors
+  using Block = std::unique_ptr<void, FreeDeleter>;
+  std::vector<Block> copies_; // converted and realigned tensors, 64-byte aligned
+  kiln_weights_stats stats_{};
+
+  /// A 64-byte aligned block of `bytes`, not yet owned by the weights.
+  static Block allocate(size_t bytes);
+  /// Takes `block` as the data of `parameter`.
+  void own(size_t parameter, Block block);
+  /// Computes the parameters in `users` from their common `source`.
+  void convert(const Manifest &manifest, const SafetensorsTensor &source,
+               const std::vector<size_t> &users);
 };
 
 } // namespace kiln::rt

@@ -20,6 +20,11 @@ void runModel(const Options &options);
 /// with its shape and random values, for trying a model out (InitWeights.cpp).
 void initWeights(const Options &options);
 
+/// --convert-weights OUT: writes every parameter of the model as the weights handle of
+/// --weights holds it (converted to the model's precision), atomically, so that loading
+/// OUT maps it with no conversion (ConvertWeights.cpp).
+void convertWeights(const Options &options);
+
 } // namespace kiln::driver
 
 #endif // KILN_TOOLS_KILN_RUN_COMMANDS_H

@@ -27,6 +27,10 @@ double HostTensor::at(int64_t i) const {
     return reinterpret_cast<const int32_t *>(bytes.data())[i];
   case KILN_DTYPE_I64:
     return double(reinterpret_cast<const int64_t *>(bytes.data())[i]);
+  case KILN_DTYPE_BF16: // weights only: never an input or an output
+  case KILN_DTYPE_F16:
+  case KILN_DTYPE_I8:
+    break;
   }
   return 0;
 }

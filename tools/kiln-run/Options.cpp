@@ -23,10 +23,13 @@ SHAPE:VALUES, e.g. 2x3:1,2,3,4,5,6 (":7" is a scalar). --random fills every inpu
 given (floats in [-1, 1]; integers within the input's bounds, as --list shows them, or in
 [0, 10) if it has none), sizing dynamic dimensions from --dim and the given inputs.
 --init-weights writes random weights for the model's parameters (uniform in [-S, S]; by
-default S = 1/sqrt(last dim), like PyTorch's Linear init).
+default S = 1/sqrt(last dim), like PyTorch's Linear init). --convert-weights writes the
+parameters of --weights as the model reads them (bf16, or int8 with scales, for a model
+compiled for that precision), so that loading them needs no conversion.
 
   kiln-run MODEL.so --list
   kiln-run --init-weights OUT.safetensors MODEL.so [--seed N] [--scale S]
+  kiln-run --convert-weights OUT.safetensors MODEL.so --weights W.safetensors
   kiln-run MODEL.so --weights W.safetensors --entry NAME --input NAME=SPEC ...
   kiln-run translate --help
 
@@ -97,6 +100,9 @@ void addRunOptions(CLI::App &app, Options &o) {
   app.add_flag("--list", o.list, "List the entries, inputs, outputs and parameters");
   app.add_option("--init-weights", o.initWeights,
                  "Write random weights for the model's parameters to OUT")
+      ->type_name("OUT");
+  app.add_option("--convert-weights", o.convertWeights,
+                 "Write --weights converted to the model's precision to OUT")
       ->type_name("OUT");
   app.add_option("--scale", o.scale, "--init-weights: uniform in [-S, S]")
       ->check(finiteAtLeast(0))

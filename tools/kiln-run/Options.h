@@ -38,6 +38,7 @@ struct Options {
   std::string saveOutputs; // directory, or empty
   bool list = false;
   std::string initWeights;     // --init-weights OUT, or empty
+  std::string convertWeights;  // --convert-weights OUT, or empty
   std::optional<double> scale; // of --init-weights' uniform distribution
 };
 

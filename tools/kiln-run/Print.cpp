@@ -32,6 +32,10 @@ double valueAt(const kiln::OutputView &t, int64_t i) {
     return static_cast<const int32_t *>(t.data)[i];
   case KILN_DTYPE_I64:
     return double(static_cast<const int64_t *>(t.data)[i]);
+  case KILN_DTYPE_BF16: // weights only: never an input or an output
+  case KILN_DTYPE_F16:
+  case KILN_DTYPE_I8:
+    break;
   }
   return 0;
 }
@@ -89,15 +93,30 @@ void printDevice(std::FILE *out, const std::string &target) {
                capability.c_str());
 }
 
+/// " (int8 of 'w' rows [0, 512))" for a parameter converted at load, "" otherwise.
+std::string sourceText(const kiln::Model &model, size_t parameter) {
+  kiln_parameter_source source;
+  kiln::check(kiln_model_parameter_source(model.get(), parameter, &source));
+  if (!*source.conversion)
+    return "";
+  std::string text =
+      std::string(" (") + source.conversion + " of '" + source.tensor + "'";
+  if (source.has_rows)
+    text += " rows [" + std::to_string(source.row_begin) + ", " +
+            std::to_string(source.row_end) + ")";
+  return text + ")";
+}
+
 } // namespace
 
 void printModel(std::FILE *out, const kiln::Model &model) {
   std::vector<kiln::TensorInfo> params = model.parameters();
   std::vector<std::string> entries = model.entries();
-  std::fprintf(
-      out, "model %s (target %s): %zu entr%s, %zu parameter%s\n", model.name().c_str(),
-      model.target().empty() ? "unknown" : model.target().c_str(), entries.size(),
-      entries.size() == 1 ? "y" : "ies", params.size(), params.size() == 1 ? "" : "s");
+  std::fprintf(out, "model %s (target %s): %zu entr%s, %zu parameter%s, %s weights\n",
+               model.name().c_str(),
+               model.target().empty() ? "unknown" : model.target().c_str(),
+               entries.size(), entries.size() == 1 ? "y" : "ies", params.size(),
+               params.size() == 1 ? "" : "s", kiln_model_weight_precision(model.get()));
   printDevice(out, model.target());
   for (size_t e = 0; e < entries.size(); ++e) {
     std::string dims;
@@ -117,9 +136,11 @@ void printModel(std::FILE *out, const kiln::Model &model) {
   }
   if (!params.empty())
     std::fprintf(out, "parameters:\n");
-  for (const kiln::TensorInfo &p : params)
-    std::fprintf(out, "  %s: %s %s\n", p.name.c_str(), kiln_dtype_name(p.dtype),
-                 formatShape(p.shape).c_str());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const kiln::TensorInfo &p = params[i];
+    std::fprintf(out, "  %s: %s %s%s\n", p.name.c_str(), kiln_dtype_name(p.dtype),
+                 formatShape(p.shape).c_str(), sourceText(model, i).c_str());
+  }
 }
 
 void printOutput(std::FILE *out, const kiln::OutputView &t, PrintMode mode) {

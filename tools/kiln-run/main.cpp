@@ -53,6 +53,8 @@ int main(int argc, char **argv) {
       throw CLI::RequiredError("MODEL");
     else if (!options.initWeights.empty())
       initWeights(options);
+    else if (!options.convertWeights.empty())
+      convertWeights(options);
     else
       runModel(options);
     return 0;

@@ -48,8 +48,10 @@ extern "C" {
 
 /* The model ABI this runtime understands (kiln_model_abi_version() of a compiled model).
  * 2: every temporary carries its live range, and an entry's temporaries share one arena.
+ * 3: parameters may be bf16 or i8, converted at load time from a checkpoint tensor
+ *    ("source", "conversion", "rows"), and the manifest says the weights' precision.
  */
-#define KILN_MODEL_ABI_VERSION 2
+#define KILN_MODEL_ABI_VERSION 3
 
 /* ---- Status ------------------------------------------------------------------------ */
 
@@ -189,21 +191,62 @@ KILN_API size_t kiln_model_parameter_count(const kiln_model *model);
 KILN_API kiln_status *kiln_model_parameter_info(const kiln_model *model, size_t index,
                                                 kiln_tensor_info *out_info);
 
+/* The precision the model's linear weights were compiled for: "f32", "bf16" or "int8"
+ * (CTranslate2's compute_type; docs/precision.md). "" for a NULL model. */
+KILN_API const char *kiln_model_weight_precision(const kiln_model *model);
+
+/* Where a parameter comes from. A reduced-precision weight is computed at load time from
+ * a checkpoint tensor (or read as it is from a file that stores it converted, see
+ * kiln_weights_open). Strings are valid while the model lives. */
+typedef struct kiln_parameter_source {
+  const char *tensor;     /* the checkpoint tensor: the parameter's own name if plain */
+  const char *conversion; /* "" (plain), "bf16", "int8" or "int8_scale" */
+  int32_t has_rows;       /* nonzero: only rows [row_begin, row_end) of the tensor */
+  int64_t row_begin, row_end;
+} kiln_parameter_source;
+
+/* NOT_FOUND for an index out of range. */
+KILN_API kiln_status *kiln_model_parameter_source(const kiln_model *model, size_t index,
+                                                  kiln_parameter_source *out_source);
+
 /* ---- Weights ----------------------------------------------------------------------- */
 
 typedef struct kiln_weights kiln_weights;
 
 /* Maps a safetensors file and checks it against the model's parameters: every missing,
  * unexpected, mis-shaped or mis-typed tensor is reported (INVALID_WEIGHTS) in one status.
- * The weights stay usable after the model is released. The file must not change while it
- * is open: replace a weights file by renaming a new one into place, never by rewriting
- * it (a run finds a file changed in place and fails with FAILED_PRECONDITION; see
- * docs/model-and-weight-files.md). */
+ * A parameter stored under its own name with its dtype and shape is read in place;
+ * otherwise it is computed at load time from its source tensor (its own name for an f32
+ * parameter) held as F32, F16 or BF16: widened exactly, rounded to bf16, or quantized to
+ * int8 with per-row scales (docs/precision.md, "Loading and converting weights"). Every
+ * tensor of the file must be a parameter or a source. The weights stay usable after the
+ * model is released. The file must not change while it is open: replace a weights file
+ * by renaming a new one into place, never by rewriting it (a run finds a file changed in
+ * place and fails with FAILED_PRECONDITION; see docs/model-and-weight-files.md). */
 KILN_API kiln_status *kiln_weights_open(const kiln_model *model,
                                         const char *safetensors_path,
                                         kiln_weights **out_weights);
 KILN_API void kiln_weights_retain(kiln_weights *weights);
 KILN_API void kiln_weights_release(kiln_weights *weights); /* accepts NULL */
+
+/* Where the parameters' bytes (as the model reads them) came from. A file already in the
+ * model's precision, such as one kiln-run --convert-weights wrote, is all mapped. */
+typedef struct kiln_weights_stats {
+  uint64_t mapped_bytes;    /* read in place from the file's mapping: no copy */
+  uint64_t converted_bytes; /* computed at load time from a source tensor */
+  uint64_t copied_bytes;    /* copied as they are, only to align them */
+} kiln_weights_stats;
+
+KILN_API void kiln_weights_get_stats(const kiln_weights *weights,
+                                     kiln_weights_stats *out); /* zeros for NULL */
+
+/* Parameter `index` (kiln_model_parameter_info's order) as the kernels read it: name,
+ * dtype, shape and data, valid while the weights live. Writing every parameter with
+ * kiln_safetensors_write gives a file that loads without conversion. NOT_FOUND for an
+ * index out of range. */
+KILN_API size_t kiln_weights_parameter_count(const kiln_weights *weights);
+KILN_API kiln_status *kiln_weights_parameter(const kiln_weights *weights, size_t index,
+                                             kiln_tensor *out_tensor);
 
 /* Writes tensors (names unique, data row-major) as a safetensors file, atomically
  * (a temporary file renamed into place). */

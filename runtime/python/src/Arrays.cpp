@@ -15,6 +15,12 @@ py::dtype numpyDType(kiln_dtype dtype) {
     return py::dtype::of<int32_t>();
   case KILN_DTYPE_I64:
     return py::dtype::of<int64_t>();
+  case KILN_DTYPE_F16:
+    return py::dtype("float16");
+  case KILN_DTYPE_I8:
+    return py::dtype::of<int8_t>();
+  case KILN_DTYPE_BF16:
+    throw Error(KILN_STATUS_INVALID_ARGUMENT, "numpy has no bfloat16 dtype");
   }
   throw Error(KILN_STATUS_INTERNAL,
               "no numpy dtype for kiln dtype " + std::to_string(int(dtype)));

@@ -49,13 +49,21 @@ std::string names(const std::vector<TensorInfo> &list) {
   return s;
 }
 
+/// The numpy dtype of `dtype`, or "bfloat16" for a bf16 weight: numpy has none.
+py::object dtypeOf(kiln_dtype dtype) {
+  if (dtype == KILN_DTYPE_BF16)
+    return py::str("bfloat16");
+  return numpyDType(dtype);
+}
+
 void bindTensorInfo(py::module_ &m) {
   py::class_<TensorInfo>(m, "TensorInfo",
                          "An entry's input or output, or a model parameter.")
       .def_readonly("name", &TensorInfo::name)
       .def_property_readonly(
-          "dtype", [](const TensorInfo &t) { return numpyDType(t.dtype); },
-          "numpy dtype (float32, int32 or int64)")
+          "dtype", [](const TensorInfo &t) { return dtypeOf(t.dtype); },
+          "numpy dtype (float32, int32 or int64; int8 for an int8 weight), or the string "
+          "'bfloat16' for a bf16 weight, which numpy lacks")
       .def_property_readonly("shape", &shapeOf,
                              "Tuple of sizes: an int where static, the dimension's name "
                              "or expression (e.g. 'B', 'S+1') where dynamic")
@@ -71,7 +79,7 @@ void bindTensorInfo(py::module_ &m) {
           "input declares none")
       .def("__repr__", [](const TensorInfo &t) {
         std::string s = "TensorInfo('" + t.name + "', " +
-                        std::string(py::str(numpyDType(t.dtype))) + ", " +
+                        std::string(py::str(dtypeOf(t.dtype))) + ", " +
                         std::string(py::repr(shapeOf(t)));
         if (t.hasBounds)
           s += ", bounds=('" + t.boundsMin + "', '" + t.boundsMax + "')";

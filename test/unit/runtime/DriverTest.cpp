@@ -162,10 +162,70 @@ TEST_F(DriverFixture, InitWeightsWritesLoadableReproducibleWeights) {
   }
 }
 
+// A BF16 checkpoint of the f32 fake model, converted once: the file kiln-run writes
+// holds the f32 values the runtime widened, and maps with nothing left to convert.
+TEST_F(DriverFixture, ConvertWeightsWritesTheParametersAsTheModelReadsThem) {
+  std::vector<uint16_t> weight(4), bias(4);
+  for (uint16_t *v : {weight.data(), bias.data()})
+    for (int i = 0; i < 4; ++i)
+      v[i] = uint16_t(0x3F00 + 0x1234 * (v == bias.data()) + 37 * i); // any finite bf16
+  std::string in = tempPath("bf16.safetensors"), out = tempPath("f32.safetensors");
+  std::vector<int64_t> ws{4}, bs{2, 2};
+  kiln_tensor t[2] = {tensor("proj.weight", KILN_DTYPE_BF16, ws, weight.data()),
+                      tensor("proj.bias", KILN_DTYPE_BF16, bs, bias.data())};
+  ASSERT_OK(kiln_safetensors_write(in.c_str(), t, 2));
+  ToolRun run = kilnRun({"--convert-weights", out, FAKE_MODEL, "--weights", in});
+  ASSERT_EQ(run.exitCode, 0) << run.err;
+  EXPECT_NE(
+      run.out.find("wrote 2 parameters (0.0 MB, f32 weights) of model 'fake' to " + out),
+      std::string::npos)
+      << run.out;
+
+  kiln_model *model = nullptr;
+  kiln_weights *converted = nullptr, *original = nullptr;
+  ASSERT_OK(kiln_model_open(FAKE_MODEL, &model));
+  ASSERT_OK(kiln_weights_open(model, in.c_str(), &original));
+  ASSERT_OK(kiln_weights_open(model, out.c_str(), &converted));
+  kiln_weights_stats stats;
+  kiln_weights_get_stats(converted, &stats);
+  EXPECT_EQ(stats.mapped_bytes, 32u);
+  EXPECT_EQ(stats.converted_bytes + stats.copied_bytes, 0u);
+  kiln_weights_get_stats(original, &stats);
+  EXPECT_EQ(stats.converted_bytes, 32u);
+  ASSERT_EQ(kiln_weights_parameter_count(converted), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    kiln_tensor a, b;
+    ASSERT_OK(kiln_weights_parameter(original, i, &a));
+    ASSERT_OK(kiln_weights_parameter(converted, i, &b));
+    EXPECT_EQ(b.dtype, KILN_DTYPE_F32);
+    const uint16_t *bits = i == 0 ? weight.data() : bias.data();
+    for (int k = 0; k < 4; ++k) {
+      uint32_t widened = uint32_t(bits[k]) << 16, got, before;
+      std::memcpy(&got, static_cast<const float *>(b.data) + k, 4);
+      std::memcpy(&before, static_cast<const float *>(a.data) + k, 4);
+      EXPECT_EQ(got, widened) << i << " " << k;
+      EXPECT_EQ(before, widened) << i << " " << k;
+    }
+  }
+  kiln_weights_release(converted);
+  kiln_weights_release(original);
+  kiln_model_release(model);
+
+  run = kilnRun({"--convert-weights", out, FAKE_MODEL});
+  EXPECT_EQ(run.exitCode, 1);
+  EXPECT_NE(run.err.find("--convert-weights needs the weights to convert: pass --weights "
+                         "FILE"),
+            std::string::npos)
+      << run.err;
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
 TEST_F(DriverFixture, ListShowsEntriesAndParameters) {
   ToolRun run = kilnRun({FAKE_MODEL, "--list"});
   ASSERT_EQ(run.exitCode, 0) << run.err;
-  EXPECT_NE(run.out.find("model fake (target x86-64-linux): 4 entries, 2 parameters"),
+  EXPECT_NE(run.out.find("model fake (target x86-64-linux): 4 entries, 2 parameters, "
+                         "f32 weights"),
             std::string::npos)
       << run.out;
   EXPECT_NE(run.out.find("entry widen (dynamic dims: B, T)\n  input  tok: i32 [B, T]\n"

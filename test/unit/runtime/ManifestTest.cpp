@@ -12,7 +12,7 @@ namespace {
 // A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
 // it with textual replacements.
 const std::string kGood = R"({
-  "abi_version": 2, "model": "m", "target": "host",
+  "abi_version": 3, "model": "m", "target": "host",
   "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
   "kernels": ["mm", "copy"],
   "entries": [{
@@ -93,9 +93,9 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
   auto [abiCode, abiMessage] =
-      failure(replaced(kGood, "\"abi_version\": 2", "\"abi_version\": 1"));
+      failure(replaced(kGood, "\"abi_version\": 3", "\"abi_version\": 1"));
   EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
-  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 2");
+  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 3");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {
@@ -103,7 +103,7 @@ TEST(Manifest, RejectsMissingOrMistypedFields) {
   expectInvalid(
       replaced(kGood, "\"dtype\": \"i32\"", "\"dtype\": \"int\""),
       "entries[0] ('forward').inputs[1].dtype: unknown dtype \"int\" (expected f32, "
-      "i32 or i64)");
+      "i32, i64, bf16, f16 or i8)");
   expectInvalid(
       replaced(kGood, "\"kind\": \"temp\"", "\"kind\": \"scratch\""),
       "entries[0] ('forward').buffers[2].kind: unknown kind \"scratch\" (expected "
@@ -323,7 +323,7 @@ TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
 // prefix [B, P+1, 8] out of a strided view.
 
 const std::string kStates = R"({
-  "abi_version": 2, "model": "m", "kernels": ["copy"],
+  "abi_version": 3, "model": "m", "kernels": ["copy"],
   "states": [{"name": "kv", "dtype": "f32", "rank": 3}],
   "entries": [
    {"name": "start",
@@ -597,4 +597,77 @@ TEST(Manifest, RejectsLiveRangesThatMissAUse) {
                           "which uses buffers[3]");
   EXPECT_NO_THROW(
       parseManifest(replaced(twoSteps, temp, R"("kind": "temp", "live": [0, 1]})")));
+}
+
+// Reduced-precision parameters: the combinations kiln.parameter's verifier accepts, and
+// the dtypes only weights may have.
+TEST(Manifest, ConvertedParametersParse) {
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
+  auto m = parseManifest(replaced(
+      replaced(kGood, w,
+               w + R"(, {"name": "w[2:6]", "dtype": "i8", "shape": [4, 8], "source": "w",
+                  "conversion": "int8", "rows": [2, 6]},
+                 {"name": "w[2:6].scale", "dtype": "f32", "shape": [4], "source": "w",
+                  "conversion": "int8_scale", "rows": [2, 6]},
+                 {"name": "w.bf16", "dtype": "bf16", "shape": [8, 8], "source": "w",
+                  "conversion": "bf16"})"),
+      "\"target\": \"host\",", "\"target\": \"host\", \"weights\": \"int8\","));
+  EXPECT_EQ(m->weights, "int8");
+  ASSERT_EQ(m->parameters.size(), 4u);
+  EXPECT_FALSE(m->parameters[0].source);
+  const ParameterSource &q = *m->parameters[1].source;
+  EXPECT_EQ(q.tensor, "w");
+  EXPECT_EQ(q.conversion, Conversion::Int8);
+  EXPECT_EQ(q.rows, std::make_pair(int64_t(2), int64_t(6)));
+  EXPECT_EQ(scalePartner(m->parameters, 1), 2);
+  EXPECT_EQ(scalePartner(m->parameters, 2), 1);
+  EXPECT_EQ(m->parameters[3].source->conversion, Conversion::BF16);
+  EXPECT_EQ(parseManifest(kGood)->weights, "f32");
+}
+
+TEST(Manifest, RejectsConversionsTheVerifierRejects) {
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
+  // A parameter beside w, and the message it gets.
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8]})",
+       "parameters[1].dtype: parameter 'q' is bf16 without a \"conversion\" (checkpoints "
+       "hold f32, f16 or bf16)"},
+      {R"({"name": "h", "dtype": "f16", "shape": [8]})",
+       "parameters[1].dtype: parameter 'h' is f16; f16 is a checkpoint's dtype, "
+       "converted "
+       "at load, never a model's"},
+      {R"({"name": "q", "dtype": "f32", "shape": [8], "source": "w"})",
+       "parameters[1].source: parameter 'q' has \"source\" but no \"conversion\""},
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "source": "w",
+           "conversion": "fp8"})",
+       "parameters[1].conversion: unknown conversion \"fp8\" (expected bf16, int8 or "
+       "int8_scale)"},
+      {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "conversion": "bf16"})",
+       "parameters[1]: parameter 'q' has conversion \"bf16\" but no \"source\" tensor"},
+      {R"({"name": "q", "dtype": "f32", "shape": [8, 8], "source": "w",
+           "conversion": "int8"})",
+       "parameters[1].dtype: parameter 'q' is f32 [8, 8]; conversion \"int8\" makes i8 "
+       "of rank 1 or more"},
+      {R"({"name": "q", "dtype": "bf16", "shape": [4, 8], "source": "w",
+           "conversion": "bf16", "rows": [2, 7]})",
+       "parameters[1].rows: rows [2, 7) of parameter 'q' do not fit its shape [4, 8]: "
+       "expected [start, start + dimension 0)"},
+      {R"({"name": "q", "dtype": "i8", "shape": [8, 8], "source": "w",
+           "conversion": "int8"})",
+       "parameters[1]: parameter 'q' (int8 of 'w') needs exactly one int8_scale "
+       "parameter of the same source rows, found none"}};
+  for (const auto &[parameter, message] : cases)
+    expectInvalid(replaced(kGood, w, w + ", " + parameter), message);
+}
+
+TEST(Manifest, OnlyParametersMayHaveWeightDTypes) {
+  expectInvalid(replaced(kGood, R"({"name": "len", "dtype": "i32")",
+                         R"({"name": "len", "dtype": "i8")"),
+                "entries[0] ('forward').inputs[1].dtype: input 'len' is i8; only "
+                "parameters may be i8");
+  expectInvalid(
+      replaced(kGood, "\"target\": \"host\",",
+               "\"target\": \"host\", \"weights\": \"fp8\","),
+      "manifest.weights: unknown weight precision \"fp8\" (expected f32, bf16 or "
+      "int8)");
 }

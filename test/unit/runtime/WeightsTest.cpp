@@ -227,11 +227,12 @@ TEST_F(WeightsFixture, WrongDType) {
                 "tensor 'proj.weight' has dtype I32, expected F32");
 }
 
-TEST_F(WeightsFixture, UnsupportedDTypeIsAMismatchNotCorruption) {
-  expectInvalid(safetensorsBytes("{" + weightEntry("F16", "[4]", "[0, 8]") + ", " +
-                                     biasEntry("[8, 24]") + "}",
-                                 floatBytes(6)),
-                "tensor 'proj.weight' has dtype F16, expected F32");
+TEST_F(WeightsFixture, UnconvertibleDTypeIsAMismatchNotCorruption) {
+  expectInvalid(safetensorsBytes("{" + weightEntry("I8", "[4]", "[0, 4]") + ", " +
+                                     biasEntry("[4, 20]") + "}",
+                                 floatBytes(5)),
+                "tensor 'proj.weight' has dtype I8, expected F32 (or F16 or BF16, "
+                "converted at load)");
 }
 
 TEST_F(WeightsFixture, EveryProblemIsReportedAtOnce) {

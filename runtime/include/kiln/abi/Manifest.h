@@ -73,13 +73,20 @@ constexpr const char *bufferKindName(BufferKind kind) {
   return kBufferKindNames[static_cast<size_t>(kind)];
 }
 
-/// The buffer kind a manifest names, if it is one.
-constexpr std::optional<BufferKind> parseBufferKind(std::string_view name) {
-  for (size_t i = 0; i < std::size(kBufferKindNames); ++i)
-    if (name == kBufferKindNames[i])
-      return static_cast<BufferKind>(i);
-  return std::nullopt;
+/// How a parameter is computed at load time from its checkpoint tensor (manifest
+/// "conversion", kiln.parameter's attribute): round to bf16; quantize each row
+/// symmetrically to int8; those rows' scales, max|row| / 127.
+enum class Conversion { BF16, Int8, Int8Scale };
+inline constexpr const char *kConversionNames[] = {"bf16", "int8", "int8_scale"};
+
+/// The manifest name of `conversion` ("int8").
+constexpr const char *conversionName(Conversion conversion) {
+  return kConversionNames[static_cast<size_t>(conversion)];
 }
+
+/// The precisions a model's linear weights may be compiled for (manifest "weights";
+/// absent means the first).
+inline constexpr const char *kWeightPrecisions[] = {"f32", "bf16", "int8"};
 
 /// The manifest's JSON keys, by the object that holds them.
 namespace key {
