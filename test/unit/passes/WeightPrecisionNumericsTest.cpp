@@ -58,6 +58,9 @@ struct Precision {
   double tolerance;
 };
 
+/// For gtest's messages.
+void PrintTo(const Precision &precision, std::ostream *os) { *os << precision.weights; }
+
 class WeightPrecisionNumerics : public ::testing::TestWithParam<Precision> {};
 
 TEST_P(WeightPrecisionNumerics, SmallTransformerStaysCloseToF32) {
