@@ -26,13 +26,17 @@ void kiln::buildDefaultPipeline(OpPassManager &pm, const PipelineOptions &option
     perEntry.addPass(createPackProjectionsPass(options.fusionRemarks));
   // Merges what the fusion rebuilt once per layer (additive forms of boolean masks).
   perEntry.addPass(createCSEPass());
+  // After packing, so that a packed projection converts its rows as one weight; before
+  // the kernel fusion, whose groups anchor on the products it leaves.
+  if (options.weights != "f32")
+    pm.addPass(createWeightPrecisionPass(options.weights, options.fusionRemarks));
   // After CSE, so that a value computed once per layer counts its readers once.
   if (options.fuseKernels)
-    perEntry.addPass(createFuseKernelsPass(options.fusionRemarks));
+    pm.nest<FuncOp>().addPass(createFuseKernelsPass(options.fusionRemarks));
 }
 
 namespace {
-/// `--kiln-default-pipeline='fusion-remarks=1 fuse-kernels=0'`.
+/// `--kiln-default-pipeline='fusion-remarks=1 fuse-kernels=0 weights=int8'`.
 struct DefaultPipelineOptions : public PassPipelineOptions<DefaultPipelineOptions> {
   Option<bool> fusionRemarks{
       *this, "fusion-remarks",
@@ -42,6 +46,11 @@ struct DefaultPipelineOptions : public PassPipelineOptions<DefaultPipelineOption
       *this, "fuse-kernels",
       llvm::cl::desc("group ops into kiln.fusion kernels (kiln-fuse-kernels)"),
       llvm::cl::init(true)};
+  Option<std::string> weights{
+      *this, "weights",
+      llvm::cl::desc("the precision of linear weights: f32, bf16 or int8 "
+                     "(kiln-weight-precision)"),
+      llvm::cl::init("f32")};
 };
 } // namespace
 
@@ -53,6 +62,7 @@ void kiln::registerAllKilnPasses() {
         PipelineOptions options;
         options.fusionRemarks = cl.fusionRemarks;
         options.fuseKernels = cl.fuseKernels;
+        options.weights = cl.weights;
         buildDefaultPipeline(pm, options);
       });
 }

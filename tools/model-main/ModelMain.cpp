@@ -76,6 +76,14 @@ llvm::cl::opt<bool> fusionRemarks(
                    "or transpose not made a view, and each op left outside a kernel "
                    "group (kiln.fusion)"),
     llvm::cl::cat(compilerCategory));
+llvm::cl::opt<std::string> weights(
+    "weights",
+    llvm::cl::desc("The precision of the weights of linears and of a tied output "
+                   "projection: f32 (default, as the checkpoint), bf16, or int8 (per-row "
+                   "scales, activations quantized at run time); the runtime converts "
+                   "the checkpoint's tensors at load time"),
+    llvm::cl::value_desc("f32|bf16|int8"), llvm::cl::init("f32"),
+    llvm::cl::cat(compilerCategory));
 llvm::cl::opt<std::string>
     kernelsDir("kernels-dir",
                llvm::cl::desc("Where kernel objects go (default OUTDIR/NAME.kernels)"),
@@ -181,6 +189,11 @@ int main(int argc, char **argv) {
                  << ": error: --entry needs --emit=dot or --emit=dot-unfused\n";
     return 1;
   }
+  if (!kiln::isWeightPrecision(weights)) {
+    llvm::errs() << program << ": error: --weights=" << weights << ": expected "
+                 << kiln::kWeightPrecisionChoices << "\n";
+    return 1;
+  }
   if ((emit == Emit::Library || emit == Emit::Stmt) && outputDir.empty()) {
     llvm::errs() << program << ": error: missing -o OUTDIR (see --help)\n";
     return 1;
@@ -215,6 +228,7 @@ int main(int argc, char **argv) {
   pipelineOptions.fuseAttention = emit != Emit::DotUnfused;
   pipelineOptions.fuseKernels = emit != Emit::DotUnfused;
   pipelineOptions.fusionRemarks = fusionRemarks;
+  pipelineOptions.weights = weights;
   kiln::buildDefaultPipeline(pm, pipelineOptions);
   if (failed(pm.run(module)))
     return 1;

@@ -8,13 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/backends/reference/Interpreter.h"
+#include "NumericsTestUtil.h"
+
 #include "kiln/frontend/Kiln.h"
 #include "kiln/frontend/nn/Transformer.h"
-#include "kiln/ir/DimExpr.h"
 #include "kiln/ir/KilnDialect.h"
-#include "kiln/ir/KilnOps.h"
-#include "kiln/ir/SymbolicShapes.h"
 #include "kiln/passes/Passes.h"
 
 #include "mlir/Parser.h"
@@ -22,89 +20,12 @@
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <random>
-
 using namespace mlir;
+using namespace kiln::test;
 using kiln::reference::HostTensor;
 using kiln::reference::TensorMap;
 
 namespace {
-
-/// The sizes of the named dynamic dims in every test: T queries, S keys.
-const std::map<std::string, int64_t> kDims = {{"B", 2}, {"T", 5}, {"S", 7}};
-
-/// Random inputs for `func`: f32 uniform in [-2, 2); i32 within the input's kiln.bounds
-/// or else in [0, S] with the first element 0 (a sequence whose keys are all padding).
-TensorMap randomInputs(FuncOp func, std::mt19937 &rng) {
-  TensorMap inputs;
-  auto lookup = [](StringRef name) -> Optional<int64_t> {
-    auto it = kDims.find(name.str());
-    return it == kDims.end() ? None : Optional<int64_t>(it->second);
-  };
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    auto type = func.getArgument(i).getType().cast<RankedTensorType>();
-    auto dims = func.getArgAttrOfType<ArrayAttr>(i, kiln::kDimsAttr);
-    std::vector<int64_t> shape;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      shape.push_back(type.isDynamicDim(d)
-                          ? kDims.at(dims[d].cast<StringAttr>().getValue().str())
-                          : type.getDimSize(d));
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    std::string name =
-        func.getArgAttrOfType<StringAttr>(i, kiln::kNameAttr).getValue().str();
-    if (type.getElementType().isF32()) {
-      std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-      std::vector<float> data(n);
-      for (float &x : data)
-        x = dist(rng);
-      inputs[name] = HostTensor::floats(shape, data);
-      continue;
-    }
-    int64_t lo = 0, hi = kDims.at("S");
-    bool bounded = false;
-    if (auto bounds = func.getArgAttrOfType<ArrayAttr>(i, kiln::kBoundsAttr)) {
-      lo = cantFail(
-          kiln::evaluateDimExpr(bounds[0].cast<StringAttr>().getValue(), lookup));
-      hi = cantFail(
-          kiln::evaluateDimExpr(bounds[1].cast<StringAttr>().getValue(), lookup));
-      bounded = true;
-    }
-    std::uniform_int_distribution<int32_t> dist(lo, hi);
-    std::vector<int32_t> data(n);
-    for (int32_t &x : data)
-      x = dist(rng);
-    if (!bounded)
-      data[0] = 0;
-    inputs[name] = HostTensor::ints(shape, data);
-  }
-  return inputs;
-}
-
-/// Random weights for every kiln.parameter of `module`.
-TensorMap randomParameters(ModuleOp module, std::mt19937 &rng) {
-  TensorMap parameters;
-  std::uniform_real_distribution<float> dist(-0.5f, 0.5f);
-  module.walk([&](kiln::ParameterOp p) {
-    auto type = p.getType().cast<RankedTensorType>();
-    std::vector<float> data(type.getNumElements());
-    for (float &x : data)
-      x = dist(rng);
-    parameters[p.name().str()] = HostTensor::floats(type.getShape().vec(), data);
-  });
-  return parameters;
-}
-
-double relativeError(const std::vector<float> &a, const std::vector<float> &b) {
-  double diff = 0.0, norm = 0.0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
-    norm += double(b[i]) * b[i];
-  }
-  return norm == 0.0 ? std::sqrt(diff) : std::sqrt(diff / norm);
-}
 
 /// Runs every entry of `module` unfused (as written) and after the default pipeline;
 /// expects `attention` kiln.attention ops and no softmax after it, and equal outputs.
@@ -121,29 +42,12 @@ void expectFusionKeepsResults(ModuleOp module, int attention) {
 
   std::mt19937 rng(5);
   TensorMap parameters = randomParameters(module, rng);
-  for (FuncOp func : module.getOps<FuncOp>()) {
-    // reference::run runs one entry without a session, so entries that keep states
-    // (decode_start, decode_step) are left to test/unit/generate, which runs them in
-    // order on the compiled translator.
-    bool usesStates = false;
-    func.walk([&](Operation *op) {
-      usesStates |= isa<kiln::StateAllocOp, kiln::StateWriteOp, kiln::StateReadOp,
-                        kiln::KvAppendOp>(op);
-    });
-    if (usesStates)
-      continue;
-    TensorMap inputs = randomInputs(func, rng);
-    auto unfusedOut = kiln::reference::run(module, func.getName(), inputs, parameters);
-    ASSERT_TRUE(bool(unfusedOut)) << llvm::toString(unfusedOut.takeError());
-    auto fusedOut = kiln::reference::run(*fused, func.getName(), inputs, parameters);
-    ASSERT_TRUE(bool(fusedOut)) << llvm::toString(fusedOut.takeError());
-    for (const auto &[name, expected] : *unfusedOut) {
-      const HostTensor &actual = fusedOut->at(name);
-      ASSERT_EQ(actual.shape, expected.shape) << name;
-      EXPECT_LE(relativeError(actual.f32, expected.f32), 1e-5)
-          << func.getName().str() << " output " << name;
-    }
-  }
+  int compared =
+      compareOutputs(module, *fused, parameters, rng,
+                     [](StringRef entry, const std::string &output, double error) {
+                       EXPECT_LE(error, 1e-5) << entry.str() << " output " << output;
+                     });
+  EXPECT_GT(compared, 0);
 }
 
 class FuseAttentionNumerics : public ::testing::Test {

@@ -159,6 +159,12 @@ protected:
       })mlir");
   }
 
+  /// The error of a run on the identity with `parameters` and the unit scales.
+  std::string errorWith(TensorMap parameters) {
+    parameters.emplace("one", HostTensor::floats({2}, {1, 1}));
+    return runError("f", identity(), parameters);
+  }
+
   TensorMap identity() {
     return {{"arg0", HostTensor::floats(
                          {4, 4}, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1})},
@@ -205,45 +211,36 @@ TEST_F(ReferenceConvertedWeightsFromSource, PreConvertedTensorsAreUsedAsTheyAre)
 
 TEST_F(ReferenceConvertedWeightsFromSource, Int8OutsideTheSymmetricRangeIsAnError) {
   std::string error =
-      runError("f", identity(),
-               {{"w.int8", HostTensor::ints({2, 4}, {0, 0, 0, 0, 0, -128, 0, 0})},
-                {"w.int8.scale", HostTensor::floats({2}, {1, 1})},
-                {"h", HostTensor::floats({2, 4})},
-                {"one", HostTensor::floats({2}, {1, 1})}});
+      errorWith({{"w.int8", HostTensor::ints({2, 4}, {0, 0, 0, 0, 0, -128, 0, 0})},
+                 {"w.int8.scale", HostTensor::floats({2}, {1, 1})},
+                 {"h", HostTensor::floats({2, 4})}});
   EXPECT_TRUE(contains(error, "parameter 'w.int8' has type tensor<2x4xi8> but element "
                               "[1, 1] (-128) is outside [-127, 127]"));
 }
 
 TEST_F(ReferenceConvertedWeightsFromSource, NonBf16ValueIsAnError) {
-  std::string error = runError("f", identity(),
-                               {{"w", HostTensor::floats({2, 4})},
-                                {"h.bf16", HostTensor::floats({1, 4}, {1, 2, 1.1f, 4})},
-                                {"one", HostTensor::floats({2}, {1, 1})}});
+  std::string error =
+      errorWith({{"w", HostTensor::floats({2, 4})},
+                 {"h.bf16", HostTensor::floats({1, 4}, {1, 2, 1.1f, 4})}});
   EXPECT_TRUE(contains(error, "parameter 'h.bf16' has type tensor<1x4xbf16> but element "
                               "[0, 2] (1.10000002) is not a bf16 value"));
 }
 
 TEST_F(ReferenceConvertedWeightsFromSource, FloatDataForInt8IsAnError) {
-  std::string error = runError("f", identity(),
-                               {{"w.int8", HostTensor::floats({2, 4})},
-                                {"h", HostTensor::floats({2, 4})},
-                                {"one", HostTensor::floats({2}, {1, 1})}});
+  std::string error = errorWith(
+      {{"w.int8", HostTensor::floats({2, 4})}, {"h", HostTensor::floats({2, 4})}});
   EXPECT_TRUE(contains(error, "parameter 'w.int8' holds f32 data but its type is "
                               "tensor<2x4xi8>"));
 }
 
 TEST_F(ReferenceConvertedWeightsFromSource, MissingSourceIsNamed) {
-  std::string error = runError(
-      "f", identity(),
-      {{"w", HostTensor::floats({2, 4})}, {"one", HostTensor::floats({2}, {1, 1})}});
+  std::string error = errorWith({{"w", HostTensor::floats({2, 4})}});
   EXPECT_TRUE(contains(error, "parameter 'h.bf16' is missing, and so is its source 'h'"));
 }
 
 TEST_F(ReferenceConvertedWeightsFromSource, SourceOfTheWrongShapeIsNamed) {
-  std::string error = runError("f", identity(),
-                               {{"w", HostTensor::floats({2, 5})},
-                                {"h", HostTensor::floats({2, 4})},
-                                {"one", HostTensor::floats({2}, {1, 1})}});
+  std::string error =
+      errorWith({{"w", HostTensor::floats({2, 5})}, {"h", HostTensor::floats({2, 4})}});
   EXPECT_TRUE(contains(error, "parameter 'w.int8' (int8 of 'w') has shape [2, 5] but its "
                               "type is tensor<2x4xi8>"));
 }

@@ -8,6 +8,7 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <memory>
+#include <string>
 
 namespace kiln {
 
@@ -30,6 +31,19 @@ std::unique_ptr<mlir::Pass> createPackProjectionsPass();
 std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
 /// kiln-print-graph: the entry points as Graphviz DOT on stdout (GraphDot.h).
 std::unique_ptr<mlir::Pass> createPrintGraphPass();
+/// kiln-weight-precision: the weights of linears and tied output projections stored
+/// as `weights` ("f32", "bf16" or "int8"); with `remarks`, a remark at each product
+/// over a rank-2 weight that stays f32.
+std::unique_ptr<mlir::Pass> createWeightPrecisionPass();
+std::unique_ptr<mlir::Pass> createWeightPrecisionPass(llvm::StringRef weights,
+                                                      bool remarks);
+/// Whether `name` is a precision kiln-weight-precision knows (NAME-gen's --weights).
+bool isWeightPrecision(llvm::StringRef name);
+/// The precisions it knows, for messages.
+inline constexpr llvm::StringLiteral kWeightPrecisionChoices = "f32, bf16 or int8";
+/// The module attribute that records the precision the pass converted the weights to
+/// (absent: f32); the manifest's "weights" carries it.
+inline constexpr llvm::StringLiteral kWeightPrecisionAttr = "kiln.weights";
 
 /// Turns on the remarks of every fusion pass that runs from now on, whatever its own
 /// option says: what kiln-opt's `--kiln-fusion-remarks` sets.
@@ -46,9 +60,12 @@ struct PipelineOptions {
   bool packProjections = true;
   /// Run kiln-fuse-kernels (off: every op its own kernel).
   bool fuseKernels = true;
+  /// The precision of the weights of linears and tied output projections: "f32" (as
+  /// the checkpoint), "bf16" or "int8" (kiln-weight-precision).
+  std::string weights = "f32";
   /// A remark at each kiln.softmax the attention fusion leaves, at each linear over a
-  /// weight slice left unpacked, and at each op the kernel fusion leaves outside a group,
-  /// saying why.
+  /// weight slice left unpacked, at each product whose weight stays f32 when `weights`
+  /// is not, and at each op the kernel fusion leaves outside a group, saying why.
   bool fusionRemarks = false;
 };
 

@@ -59,10 +59,12 @@ def FuseKernels : Pass<"kiln-fuse-kernels", "mlir::FuncOp"> {
 
     * a `kiln.layer_norm` or `kiln.rms_norm` with the elementwise ops of its input's
       shape that only it reads (the residual add before a post-norm LayerNorm): its
-      prologue;
-    * a `kiln.linear`, `kiln.matmul`, `kiln.layer_norm` or `kiln.rms_norm` with the chain of elementwise
-      ops (add, sub, mul, div, scale, relu, gelu, masked_fill) that consumes its result
-      alone: its epilogue (bias, activation, residual add);
+      prologue, and the linear or quantized_linear that only the prologue reads (the
+      sublayer's output projection) as its first stage;
+    * a `kiln.linear`, `kiln.quantized_linear`, `kiln.matmul`, `kiln.layer_norm` or
+      `kiln.rms_norm` with the chain of elementwise ops (add, sub, mul, div, scale,
+      relu, gelu, masked_fill) that consumes its result alone: its epilogue (bias,
+      activation, residual add);
     * a chain of elementwise ops, each read only by the next: one pointwise kernel.
 
     A value stays inside a group only when one op reads it and it has the group's
@@ -130,6 +132,48 @@ def PrintGraph : Pass<"kiln-print-graph", "mlir::ModuleOp"> {
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "draw only this entry point (default: every entry, each in a cluster)">,
+  ];
+}
+
+def WeightPrecision : Pass<"kiln-weight-precision", "mlir::ModuleOp"> {
+  let summary = "stores the weights of linears as bf16, or as int8 with per-row scales";
+  let description = [{
+    Converts the weights that the model's products read (CTranslate2's compute_type,
+    PyTorch's dynamic quantization): every `kiln.linear` whose weight is an f32
+    `kiln.parameter` or a row slice of one, and every `kiln.matmul` with `transpose_rhs`
+    over a rank-2 one (the tied output projection). With `weights=bf16` the op reads a
+    bf16 parameter instead; with `weights=int8` it becomes a `kiln.quantized_linear`
+    over an int8 parameter and its scales (the linear's bias stays):
+
+    ```mlir
+    %w = kiln.parameter "linear1.weight" : tensor<2048x512xf32>
+    %y = kiln.linear %x, %w, %b : ...
+    // becomes, with weights=int8
+    %q = kiln.parameter "linear1.weight"
+        {conversion = "int8", source = "linear1.weight"} : tensor<2048x512xi8>
+    %s = kiln.parameter "linear1.weight.scale"
+        {conversion = "int8_scale", source = "linear1.weight"} : tensor<2048xf32>
+    %y = kiln.quantized_linear %x, %q, %s, %b : ...
+    ```
+
+    A converted parameter takes its source's name when it covers all of its rows and
+    nothing reads the source at f32; otherwise `[start:end]` names its rows and
+    `.bf16` / `.int8` follows when the f32 source is still read (a tied embedding
+    table, whose gather stays f32); scales append `.scale`. Products over the same rows
+    share one parameter; slices and parameters left unread go. Embeddings, norms,
+    biases and attention keep f32. The module gets `kiln.weights = "bf16"` or `"int8"`;
+    `weights=f32` changes nothing. With `remarks`, or kiln-opt's
+    `--kiln-fusion-remarks`, each linear or matmul over a rank-2 weight that stays f32
+    gets a remark saying why (a computed weight, a slice along another axis, a
+    transposed lhs).
+  }];
+  let constructor = "kiln::createWeightPrecisionPass()";
+  let options = [
+    Option<"weights", "weights", "std::string", /*default=*/"\"f32\"",
+           "the precision to store the weights at: f32, bf16 or int8">,
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark at each product over a rank-2 weight that stays f32, with the "
+           "reason">,
   ];
 }
 
