@@ -54,8 +54,8 @@ std::string dtypeName(Type type) {
 }
 
 void Planner::setWeights(ModuleOp module) {
-  // The module attribute that kiln-weight-precision sets (the ODS of kiln.parameter
-  // describes the conversions it implies).
+  // The module attribute that kiln-weight-precision sets (kWeightPrecisionAttr in
+  // kiln/passes/Passes.h, spelled here because the backend does not link the passes).
   if (auto weights = module->getAttrOfType<StringAttr>("kiln.weights"))
     plan_.weights = weights.getValue().str();
 }

@@ -51,6 +51,42 @@
 // and at batch 8 (register tile either way) 33.9-36.1 vs 34.2-34.7 ms a step.
 // KernelBench's gemv_b* cases time them alone, the weight from DRAM.
 //
+// bf16 weights (kiln-weight-precision): the algorithm widens each weight element by its
+// bits (widenToF32: per 16 weights one vpmovzxwd load and one vpslld, then the same FMAs
+// as f32), so the sums are the f32 kernel's over the same values, the interpreter's to
+// rounding. KernelBench, f32 and bf16 cases in one run, 2T, on a 2-core Zen 4 EPYC VM
+// (cpu family 25) shared with other builds (load average 6-7, so absolute figures are
+// low; the ratios are the point); "GB/s" is of weight bytes, the weight from DRAM:
+//
+//   case                                        f32                bf16
+//   gemv b1 [1536, 512] (matrix-vector)    0.149 ms  21 GB/s   0.066 ms  24 GB/s  2.3x
+//   gemv b1 [512, 512]                     0.045     23        0.026     21       1.7x
+//   gemv b1 [2048, 512]                    0.191     22        0.095     22       2.0x
+//   gemv b1 [512, 2048]                    0.154     27        0.076     28       2.0x
+//   gemv b1 [8000, 512]                    0.656     25        0.364     23       1.8x
+//   gemv b8 [1536, 512] (register tile)    0.357      9        0.247      6       1.4x
+//   gemv b8 [2048, 512]                    0.488      9        0.364      6       1.3x
+//   gemv b8 [8000, 512]                    1.939      9        1.458      6       1.3x
+//   linear [8,1,512] x [2048,512]^T, cached   99 GFLOP/s          101 GFLOP/s
+//   linear [1024,512] x [2048,512]^T (dot)    90                   94
+//   linear [1024,512] x [1536,512]^T (dot)    94                   96
+//   linear [1024,2048] x [512,2048]^T (panel) 92                   93
+//
+// At batch 1 the matrix-vector order streams the bf16 weight at the f32 weight's GB/s,
+// so a linear takes about half the time: the bytes are what bound it. At batch 8 the
+// register tile reads 6 weight rows side by side from DRAM, which bounds f32 and bf16
+// alike well below the stream rate (the table above); bf16 still gains 1.3-1.4x. The
+// encoder's shapes lose nothing: the register tile converts 6 weight vectors per 24
+// FMAs, the panel schedule once per panel as it packs. The panel's transpose widens a
+// 16 x 16 block of the weight with dense loads first and gathers f32 from it: gathering
+// the 16-bit elements makes LLVM use AVX512-FP16's vmovw (Halide 14 compiles
+// avx512_sapphirerapids for LLVM's sapphirerapids CPU), which Zen 4 lacks (SIGILL).
+// vdpbf16ps (bf16 pairs into f32 sums) is not used and was not measured: it rounds the
+// activations to bf16, which the interpreter-exact tests and the translator's accuracy
+// bar rule out as a default, and at batch 1, where bf16 weights matter most, the FMAs
+// already wait for DRAM, so halving them cannot help; only the compute-bound encoder
+// shapes could gain, behind an opt-in option.
+//
 // Dynamic extents need tails: the output's loops use GuardWithIf (a predicated vector
 // store on x86, never a scalar loop), the accumulators round up (the algorithm clamps
 // what they read).

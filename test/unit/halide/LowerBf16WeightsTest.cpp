@@ -13,6 +13,11 @@
 
 #include "LowerTestSupport.h"
 
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
 
@@ -153,6 +158,51 @@ TEST_F(HalideLowerBf16, MatmulPlainRhs) {
        "tensor<?x80xf32>");
   for (int64_t rows : {1, 30})
     checkBf16Weight({{rows, 96}, {96, 80}}, 1);
+}
+
+/// The AVX512-FP16 instructions in x86 assembly `text` (vmovw, and the *ph / *sh
+/// arithmetic; F16C's vcvtps2ph is not one), one mnemonic per line of the first few.
+std::string avx512Fp16Instructions(const std::string &text) {
+  std::string found;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line) && found.size() < 200;) {
+    std::istringstream words(line);
+    std::string m;
+    words >> m;
+    auto endsWith = [&](const char *tail) {
+      return m.size() > 3 &&
+             m.compare(m.size() - std::strlen(tail), std::string::npos, tail) == 0;
+    };
+    bool fp16 =
+        m == "vmovw" ||
+        (m[0] == 'v' && m != "vcvtps2ph" &&
+         (endsWith("ph") || endsWith("sh") || endsWith("phx") || endsWith("psx")));
+    if (!m.empty() && fp16)
+      found += m + "\n";
+  }
+  return found;
+}
+
+TEST_F(HalideLowerBf16, KernelsNeedNoAvx512Fp16) {
+  // Halide 14 compiles avx512_sapphirerapids for LLVM's sapphirerapids CPU, which has
+  // AVX512-FP16; the Zen 4 machines this runs on do not (SIGILL). A 16-bit element
+  // moved on its own (a gather of bf16 values) is where LLVM picks FP16's vmovw: the
+  // panel schedule's transpose and the dot product's tails must have none.
+  Halide::Target target("x86-64-linux-avx512_sapphirerapids");
+  std::string path = ::testing::TempDir() + "/bf16_kernel.s";
+  for (auto [rows, k] :
+       std::vector<std::pair<std::string, int64_t>>{{"?x?x", 2048}, {"?x", 20}}) {
+    loadLinear(rows, k, 70);
+    std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
+                                       harness.kernel.inputs.end());
+    harness.pipeline.compile_to_assembly(path, args, "kernel", target);
+    std::ifstream file(path);
+    std::string text((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+    ASSERT_FALSE(text.empty()) << path;
+    EXPECT_EQ(avx512Fp16Instructions(text), "") << "linear " << rows << k;
+  }
+  std::remove(path.c_str());
 }
 
 } // namespace

@@ -4,7 +4,8 @@
 // without kiln-fuse-kernels, and plans both: the kernels each entry runs (its steps)
 // and the distinct kernels the model compiles. Groups must cut decode_step's steps by
 // at least the elementwise passes and linears they absorb, and identical layers must
-// still share one kernel per group kind.
+// still share one kernel per group kind. With bf16 weights the converted parameters are
+// read in place: the same steps, no bf16 buffer but a parameter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,16 +36,22 @@ struct Planned {
   unsigned mostGroupUses = 0;
 };
 
-Planned planBase(bool fuseKernels) {
+/// The base model through the default pipeline with `options`, planned.
+mlir::FailureOr<ModelPlan> planBaseWith(const kiln::PipelineOptions &options) {
   kiln::dsl::Model model = buildTransformerBase();
   EXPECT_TRUE(model.ok());
   mlir::PassManager pm(&model.context());
-  kiln::PipelineOptions options;
-  options.fuseKernels = fuseKernels;
   kiln::buildDefaultPipeline(pm, options);
   EXPECT_TRUE(mlir::succeeded(pm.run(model.module())));
   mlir::FailureOr<ModelPlan> plan = planModel(model.module(), "transformer_base");
   EXPECT_TRUE(mlir::succeeded(plan));
+  return plan;
+}
+
+Planned planBase(bool fuseKernels) {
+  kiln::PipelineOptions options;
+  options.fuseKernels = fuseKernels;
+  mlir::FailureOr<ModelPlan> plan = planBaseWith(options);
   Planned planned;
   if (mlir::failed(plan))
     return planned;
@@ -77,6 +84,43 @@ TEST(PlanGroups, TransformerBaseRunsFewerKernels) {
   EXPECT_GT(fused.fusionKernels, 0u);
   EXPECT_GE(fused.mostGroupUses, 6u);
   EXPECT_LE(fused.kernels, unfused.kernels);
+}
+
+TEST(PlanGroups, TransformerBaseWithBf16WeightsReadsThemInPlace) {
+  kiln::PipelineOptions options;
+  mlir::FailureOr<ModelPlan> f32 = planBaseWith(options);
+  options.weights = "bf16";
+  mlir::FailureOr<ModelPlan> bf16 = planBaseWith(options);
+  ASSERT_TRUE(mlir::succeeded(f32) && mlir::succeeded(bf16));
+  EXPECT_EQ(f32->weights, "");
+  EXPECT_EQ(bf16->weights, "bf16");
+  // Every bf16 parameter says what it is converted from; the rows of a slice of a
+  // packed projection are its own size.
+  size_t converted = 0;
+  for (const TensorPlan &parameter : bf16->parameters) {
+    if (parameter.dtype != "bf16")
+      continue;
+    ++converted;
+    EXPECT_EQ(parameter.conversion, "bf16") << parameter.name;
+    EXPECT_FALSE(parameter.source.empty()) << parameter.name;
+    if (!parameter.rows.empty())
+      EXPECT_EQ(kiln::SymDim::fixed(parameter.rows[1] - parameter.rows[0]),
+                parameter.shape[0])
+          << parameter.name;
+  }
+  // At least the four linears of each of the 6 encoder and 6 decoder layers (the
+  // decoder's cross-attention has two more weights).
+  EXPECT_GE(converted, 4u * 12);
+  // The kernels read the converted weights in place: the same steps as at f32, and no
+  // buffer but a parameter holds bf16.
+  ASSERT_EQ(bf16->entries.size(), f32->entries.size());
+  for (size_t e = 0; e < bf16->entries.size(); ++e) {
+    EXPECT_EQ(bf16->entries[e].steps.size(), f32->entries[e].steps.size())
+        << bf16->entries[e].name;
+    for (const BufferPlan &buffer : bf16->entries[e].buffers)
+      if (buffer.dtype == "bf16")
+        EXPECT_EQ(buffer.kind, BufferPlan::Kind::Parameter) << bf16->entries[e].name;
+  }
 }
 
 } // namespace

@@ -111,21 +111,19 @@ TEST_F(PlanTest, Int8ParametersAndTheirScales) {
 
 TEST_F(PlanTest, EntriesMustAgreeOnAConversion) {
   // Entries share a parameter by name: the same name from another source is an error.
-  EXPECT_FALSE(plan(R"mlir(
-    func @a(%x: tensor<2xf32> {kiln.name = "x"}) -> (tensor<3xf32> {kiln.name = "y"}) {
-      %w = kiln.parameter "w" {source = "w", conversion = "bf16"} : tensor<3x2xbf16>
+  auto entryText = [](const std::string &name, const std::string &source) {
+    return "func @" + name +
+           R"((%x: tensor<2xf32> {kiln.name = "x"}) -> (tensor<3xf32> {kiln.name = "y"}) {
+      %w = kiln.parameter "w" {source = ")" +
+           source + R"(", conversion = "bf16"} : tensor<3x2xbf16>
       %b = kiln.parameter "b" : tensor<3xf32>
       %y = kiln.linear %x, %w, %b : (tensor<2xf32>, tensor<3x2xbf16>, tensor<3xf32>)
           -> tensor<3xf32>
       kiln.return %y : tensor<3xf32>
     }
-    func @b(%x: tensor<2xf32> {kiln.name = "x"}) -> (tensor<3xf32> {kiln.name = "y"}) {
-      %w = kiln.parameter "w" {source = "v", conversion = "bf16"} : tensor<3x2xbf16>
-      %b = kiln.parameter "b" : tensor<3xf32>
-      %y = kiln.linear %x, %w, %b : (tensor<2xf32>, tensor<3x2xbf16>, tensor<3xf32>)
-          -> tensor<3xf32>
-      kiln.return %y : tensor<3xf32>
-    })mlir"));
+)";
+  };
+  EXPECT_FALSE(plan(entryText("a", "w") + entryText("b", "v")));
   EXPECT_NE(errors.find("parameter 'w' is bf16 [3, 2] (conversion bf16 of 'v') here but "
                         "bf16 [3, 2] (conversion bf16 of 'w') in an earlier entry point"),
             std::string::npos)
