@@ -21,7 +21,7 @@ using namespace kiln::halide_backend;
 
 namespace {
 
-/// The sizes an extent has: its static value, or `dynamic`.
+/// An extent as an Expr: its static value, or `dynamic`.
 Expr sizeOf(int64_t extent, Expr dynamic) {
   return isStatic(extent) ? Expr(static_cast<int>(extent)) : dynamic;
 }
@@ -41,11 +41,12 @@ KernelAlgorithm lowerQuantizedLinear(QuantizedLinearOp op, KernelBoundary &bound
   if (op.bias())
     bias = boundary.input(op.bias(), "bias");
 
-  // K and N from whichever operand states them; the others are pinned to them.
+  // K from whichever operand states it (the input's when neither does), N from the
+  // weight; the other operands are pinned to them.
   kernel.contraction = isStatic(weightExt[0]) ? weightExt[0] : inputExt[0];
-  Expr K = sizeOf(kernel.contraction, weight.dim(0).extent());
+  Expr K = sizeOf(kernel.contraction, input.dim(0).extent());
   Expr N = sizeOf(weightExt[1], weight.dim(1).extent());
-  if (!isStatic(inputExt[0]))
+  if (!isStatic(inputExt[0]) && isStatic(kernel.contraction))
     input.dim(0).set_extent(K);
   if (!isStatic(weightExt[0]))
     weight.dim(0).set_extent(K);
@@ -94,8 +95,8 @@ KernelAlgorithm lowerQuantizedLinear(QuantizedLinearOp op, KernelBoundary &bound
       Halide::cast<int32_t>(shiftedWeight);
 
   // strict_float: Halide's simplifier would otherwise fold the division into a
-  // reciprocal multiply and reassociate the product (measured: ((scale * max) * acc) *
-  // 0.007874), which rounds differently from the op's order.
+  // reciprocal multiply and reassociate the product (the lowered statement read
+  // ((scale * max) * acc) * 0.007874), which rounds differently from the op's order.
   Expr acc = kernel.product(kernel.vars) - 128 * kernel.rowSum(rows);
   Expr value = Halide::cast<float>(acc) * ((rowMax / 127.0f) * scale(n));
   if (bias)

@@ -23,10 +23,6 @@ using namespace kiln::halide_backend::test;
 
 namespace {
 
-std::string tensor(const std::string &dims, const char *element = "f32") {
-  return "tensor<" + dims + "x" + element + ">";
-}
-
 class HalideLowerBf16 : public HalideLower {
 protected:
   /// check() on fresh random inputs of `shapes`, the one at `weight` rounded to bf16.

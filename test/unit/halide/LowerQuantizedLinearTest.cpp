@@ -21,10 +21,6 @@ using namespace kiln::halide_backend::test;
 
 namespace {
 
-std::string tensor(const std::string &dims, const char *element = "f32") {
-  return "tensor<" + dims + "x" + element + ">";
-}
-
 class QuantizedLinear : public HalideLower {
 protected:
   /// Loads quantized_linear of an input `inputDims` x K (e.g. "?x") with an [n, K] i8

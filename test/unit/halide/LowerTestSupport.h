@@ -40,6 +40,11 @@ inline double relativeError(const HostTensor &actual, const HostTensor &expected
   return scale == 0 ? diff : diff / scale;
 }
 
+/// The MLIR type of a tensor of `dims` ("?x512") and `element` ("f32", "bf16", "i8").
+inline std::string tensor(const std::string &dims, const char *element = "f32") {
+  return "tensor<" + dims + "x" + element + ">";
+}
+
 inline std::string shapeString(const Shape &shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i)
