@@ -12,15 +12,12 @@ struct DTypeInfo {
   kiln_dtype dtype;
   const char *safetensorsName;
   size_t size;
-  halide_type_code_t halideCode;
   bool weightOnly;
 };
-constexpr DTypeInfo kDTypes[] = {{KILN_DTYPE_F32, "F32", 4, halide_type_float, false},
-                                 {KILN_DTYPE_I32, "I32", 4, halide_type_int, false},
-                                 {KILN_DTYPE_I64, "I64", 8, halide_type_int, false},
-                                 {KILN_DTYPE_BF16, "BF16", 2, halide_type_bfloat, true},
-                                 {KILN_DTYPE_F16, "F16", 2, halide_type_float, true},
-                                 {KILN_DTYPE_I8, "I8", 1, halide_type_int, true}};
+constexpr DTypeInfo kDTypes[] = {
+    {KILN_DTYPE_F32, "F32", 4, false}, {KILN_DTYPE_I32, "I32", 4, false},
+    {KILN_DTYPE_I64, "I64", 8, false}, {KILN_DTYPE_BF16, "BF16", 2, true},
+    {KILN_DTYPE_F16, "F16", 2, true},  {KILN_DTYPE_I8, "I8", 1, true}};
 
 const DTypeInfo *dtypeInfo(kiln_dtype dtype) {
   for (const DTypeInfo &d : kDTypes)
@@ -35,15 +32,6 @@ bool isValidDType(kiln_dtype dtype) { return dtypeInfo(dtype) != nullptr; }
 bool isWeightOnlyDType(kiln_dtype dtype) {
   const DTypeInfo *d = dtypeInfo(dtype);
   return d && d->weightOnly;
-}
-
-halide_type_t halideType(kiln_dtype dtype) {
-  const DTypeInfo *d = dtypeInfo(dtype);
-  halide_type_t t;
-  t.code = d ? d->halideCode : halide_type_handle;
-  t.bits = uint8_t(d ? d->size * 8 : 0);
-  t.lanes = 1;
-  return t;
 }
 
 const char *safetensorsDTypeName(kiln_dtype dtype) {

@@ -10,8 +10,6 @@
 
 #include "kiln/runtime.h"
 
-#include <HalideRuntime.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,8 +22,6 @@ namespace kiln::rt {
 bool isValidDType(kiln_dtype dtype);
 /// BF16, F16 and I8: the stored forms of weights, never an input, output or state.
 bool isWeightOnlyDType(kiln_dtype dtype);
-/// The Halide element type of `dtype` (bf16 is Halide's bfloat).
-halide_type_t halideType(kiln_dtype dtype);
 const char *safetensorsDTypeName(kiln_dtype dtype); // "F32"
 // Element size of any dtype the safetensors format defines (0 if unknown), so offsets of
 // tensors we do not use can still be validated.

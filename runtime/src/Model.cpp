@@ -31,6 +31,20 @@ std::string typeName(const halide_type_t &t) {
   return cat(code, int(t.bits), t.lanes > 1 ? cat("x", t.lanes) : "");
 }
 
+} // namespace
+
+halide_type_t halideType(kiln_dtype dtype) {
+  halide_type_t t;
+  t.code = dtype == KILN_DTYPE_BF16                             ? halide_type_bfloat
+           : dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_F16 ? halide_type_float
+                                                                : halide_type_int;
+  t.bits = uint8_t(kiln_dtype_size(dtype) * 8);
+  t.lanes = 1;
+  return t;
+}
+
+namespace {
+
 bool sameType(const halide_type_t &t, kiln_dtype dtype) {
   halide_type_t want = halideType(dtype);
   return t.lanes == 1 && t.code == want.code && t.bits == want.bits;

@@ -19,6 +19,10 @@
 
 namespace kiln::rt {
 
+/// The Halide element type of `dtype`, as kernels declare their buffers (bf16 is Halide's
+/// bfloat, f16 its 16-bit float).
+halide_type_t halideType(kiln_dtype dtype);
+
 class Model {
 public:
   using KernelFn = int (*)(void **args);
