@@ -127,6 +127,12 @@ TEST_P(Translator, BadInputIsAClearError) {
   errorOf([&] { run({"1"}, bad); });
 }
 
+// The fp32 translator gets every held-out input right; one compiled with reduced-
+// precision weights (test/unit/precision) may miss one (issue 14: at least 199/200).
+#ifndef HELDOUT_MIN_CORRECT
+#define HELDOUT_MIN_CORRECT 200
+#endif
+
 TEST_P(Translator, GreedyHeldOutAccuracy) {
   std::ifstream in(kDir + "/heldout.tsv");
   ASSERT_TRUE(in);
@@ -150,14 +156,13 @@ TEST_P(Translator, GreedyHeldOutAccuracy) {
       if (got == pairs[b + i].second)
         ++correct;
       else
-        ADD_FAILURE() << "MISS " << texts[i] << ": got '" << got << "', want '"
-                      << pairs[b + i].second << "'";
+        std::printf("MISS %s: got '%s', want '%s'\n", texts[i].c_str(), got.c_str(),
+                    pairs[b + i].second.c_str());
     }
   }
-  double exact = double(correct) / double(pairs.size());
   std::printf("greedy held-out exact match: %zu/%zu = %.1f%%\n", correct, pairs.size(),
-              100.0 * exact);
-  EXPECT_GE(exact, 0.98);
+              100.0 * double(correct) / double(pairs.size()));
+  EXPECT_GE(correct, static_cast<size_t>(HELDOUT_MIN_CORRECT));
 }
 
 TEST_P(Translator, BeamOneIsGreedy) {
