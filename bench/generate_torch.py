@@ -39,30 +39,52 @@ class CachedGreedy:
         self.heads = self.t.decoder.layers[0].self_attn.num_heads
         self.d = model.d_model
         self.dk = self.d // self.heads
+        self.weights = self.decoder_weights()
+
+    def decoder_weights(self):
+        """(weight, bias) of every matrix product of a decoder step, by (layer, role);
+        the output projection's bias is None."""
+        d, weights = self.d, {}
+        for i, layer in enumerate(self.t.decoder.layers):
+            sa, ca = layer.self_attn, layer.multihead_attn
+            w, b = ca.in_proj_weight, ca.in_proj_bias
+            weights.update({
+                (i, "self_qkv"): (sa.in_proj_weight, sa.in_proj_bias),
+                (i, "self_out"): (sa.out_proj.weight, sa.out_proj.bias),
+                (i, "cross_q"): (w[:d], b[:d]),
+                (i, "cross_k"): (w[d:2 * d], b[d:2 * d]),
+                (i, "cross_v"): (w[2 * d:], b[2 * d:]),
+                (i, "cross_out"): (ca.out_proj.weight, ca.out_proj.bias),
+                (i, "linear1"): (layer.linear1.weight, layer.linear1.bias),
+                (i, "linear2"): (layer.linear2.weight, layer.linear2.bias)})
+        weights["logits"] = (self.m.embed.weight, None)
+        return weights
+
+    def linear(self, key, x):
+        """x times the transposed weight of `key`, plus its bias: where a subclass
+        changes how the weights are stored (bench/torch_int8.py)."""
+        return torch.nn.functional.linear(x, *self.weights[key])
+
+    def encode(self, src, lengths):
+        return self.m.encode(src, lengths)
 
     def split(self, x):  # [B, T, D] -> [B, H, T, dk]
         b, t, _ = x.shape
         return x.view(b, t, self.heads, self.dk).transpose(1, 2)
 
-    def attend(self, q, k, v, mask, out_proj):
+    def attend(self, q, k, v, mask, out_key):
         s = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.dk)
         if mask is not None:
             s = s + mask
         o = torch.matmul(torch.softmax(s, dim=-1), v)
         b, h, t, dk = o.shape
-        return out_proj(o.transpose(1, 2).reshape(b, t, h * dk))
+        return self.linear(out_key, o.transpose(1, 2).reshape(b, t, h * dk))
 
     def cross_kv(self, memory):
         """Cross-attention keys and values of every decoder layer, computed once."""
-        kv = []
-        for layer in self.t.decoder.layers:
-            ca = layer.multihead_attn
-            w, bias, d = ca.in_proj_weight, ca.in_proj_bias, self.d
-            kv.append((self.split(torch.nn.functional.linear(memory, w[d:2 * d],
-                                                            bias[d:2 * d])),
-                       self.split(torch.nn.functional.linear(memory, w[2 * d:],
-                                                            bias[2 * d:]))))
-        return kv
+        return [(self.split(self.linear((i, "cross_k"), memory)),
+                 self.split(self.linear((i, "cross_v"), memory)))
+                for i in range(len(self.t.decoder.layers))]
 
     @staticmethod
     def pad_bias(lengths, s):
@@ -79,24 +101,21 @@ class CachedGreedy:
         next-token logits [B, V]."""
         x = self.m.embed(token) * math.sqrt(self.d) + pe_row
         for i, (layer, (ck, cv)) in enumerate(zip(self.t.decoder.layers, cross)):
-            sa = layer.self_attn
-            q, k, v = torch.nn.functional.linear(x, sa.in_proj_weight,
-                                                 sa.in_proj_bias).chunk(3, dim=-1)
+            q, k, v = self.linear((i, "self_qkv"), x).chunk(3, dim=-1)
             keys, values = append(i, self.split(k), self.split(v))
-            h = self.attend(self.split(q), keys, values, None, sa.out_proj)
+            h = self.attend(self.split(q), keys, values, None, (i, "self_out"))
             x = layer.norm1(x + h)
-            ca = layer.multihead_attn
-            q = torch.nn.functional.linear(x, ca.in_proj_weight[:self.d],
-                                           ca.in_proj_bias[:self.d])
-            x = layer.norm2(x + self.attend(self.split(q), ck, cv, pad, ca.out_proj))
-            x = layer.norm3(x + layer.linear2(layer.activation(layer.linear1(x))))
+            q = self.linear((i, "cross_q"), x)
+            x = layer.norm2(x + self.attend(self.split(q), ck, cv, pad, (i, "cross_out")))
+            hidden = layer.activation(self.linear((i, "linear1"), x))
+            x = layer.norm3(x + self.linear((i, "linear2"), hidden))
         x = self.t.decoder.norm(x)
-        return x[:, -1] @ self.m.embed.weight.t()
+        return self.linear("logits", x[:, -1])
 
     def generate(self, src, lengths, steps):
         b, s = src.shape
         device = src.device
-        cross = self.cross_kv(self.m.encode(src, lengths))
+        cross = self.cross_kv(self.encode(src, lengths))
         pad = self.pad_bias(lengths, s)
         caches = [(torch.empty(b, self.heads, steps, self.dk, device=device),
                    torch.empty(b, self.heads, steps, self.dk, device=device))
