@@ -17,18 +17,15 @@ through bench/run_precision_bench.sh. Prints markdown tables.
 """
 import argparse
 import os
-import platform
 import sys
 import tempfile
-import time
-import warnings
 
 import numpy as np
 import torch
 
 from generate_torch import CachedGreedy, kiln_run, torch_run
-from model_bench import (CONFIG, log, parameter_bytes_read, read_manifest, save_npy,
-                         stream_read_gbs)
+from model_bench import (CONFIG, log, parameter_bytes_read, print_machine, read_manifest,
+                         save_npy, start_run, stream_read_gbs)
 from torch_int8 import DynamicInt8Greedy
 from transformer_latency import kiln_median_ms, torch_median_ms
 
@@ -78,12 +75,7 @@ def main():
     p.add_argument("--tokens", type=int, default=64)
     args = p.parse_args()
     models = {precision: getattr(args, precision) for precision in PRECISIONS}
-    threads = 2
-    torch.set_num_threads(threads)
-    torch.manual_seed(0)
-    warnings.filterwarnings("ignore", message=".*nested tensors.*")
-    load_before = os.getloadavg()[0]
-    started = time.time()
+    threads, load_before, started = start_run()
 
     model = Translator(CONFIG).eval()
     scratch = tempfile.TemporaryDirectory(prefix="kiln-precision-bench-")
@@ -146,12 +138,7 @@ def main():
         step_bytes[p] = parameter_bytes_read(manifest, entry)
     stream = stream_read_gbs(args.stream_read, step_bytes["f32"], args.ceiling_repeat)
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
-    print(f"\n{cpu}, {os.cpu_count()} cores, {threads} threads per engine; load average "
-          f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
-          f"{time.time() - started:.0f} s. Medians of {args.encoder_repeat} (encoder) "
-          f"and {args.greedy_repeat} (greedy) runs after one warm-up.\n")
+    print_machine(threads, load_before, started, args)
     names = [f"Kiln {p}" for p in PRECISIONS] + list(torch_engines)
     print("| case | " + " | ".join(names) + " | Kiln bf16 ÷ fp32 | Kiln int8 ÷ fp32 "
           "| PyTorch int8 ÷ Kiln int8 |")
