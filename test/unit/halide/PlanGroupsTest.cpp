@@ -36,9 +36,10 @@ struct Planned {
   unsigned mostGroupUses = 0;
 };
 
-/// The base model through the default pipeline with `options`, planned.
-mlir::FailureOr<ModelPlan> planBaseWith(const kiln::PipelineOptions &options) {
-  kiln::dsl::Model model = buildTransformerBase();
+/// `model` (the base model) through the default pipeline with `options`, planned. The
+/// plan's kernels point at the module's ops, so `model` must outlive it.
+mlir::FailureOr<ModelPlan> planBaseWith(kiln::dsl::Model &model,
+                                        const kiln::PipelineOptions &options) {
   EXPECT_TRUE(model.ok());
   mlir::PassManager pm(&model.context());
   kiln::buildDefaultPipeline(pm, options);
@@ -51,7 +52,8 @@ mlir::FailureOr<ModelPlan> planBaseWith(const kiln::PipelineOptions &options) {
 Planned planBase(bool fuseKernels) {
   kiln::PipelineOptions options;
   options.fuseKernels = fuseKernels;
-  mlir::FailureOr<ModelPlan> plan = planBaseWith(options);
+  kiln::dsl::Model model = buildTransformerBase();
+  mlir::FailureOr<ModelPlan> plan = planBaseWith(model, options);
   Planned planned;
   if (mlir::failed(plan))
     return planned;
@@ -88,9 +90,10 @@ TEST(PlanGroups, TransformerBaseRunsFewerKernels) {
 
 TEST(PlanGroups, TransformerBaseWithBf16WeightsReadsThemInPlace) {
   kiln::PipelineOptions options;
-  mlir::FailureOr<ModelPlan> f32 = planBaseWith(options);
+  kiln::dsl::Model f32Model = buildTransformerBase(), bf16Model = buildTransformerBase();
+  mlir::FailureOr<ModelPlan> f32 = planBaseWith(f32Model, options);
   options.weights = "bf16";
-  mlir::FailureOr<ModelPlan> bf16 = planBaseWith(options);
+  mlir::FailureOr<ModelPlan> bf16 = planBaseWith(bf16Model, options);
   ASSERT_TRUE(mlir::succeeded(f32) && mlir::succeeded(bf16));
   EXPECT_EQ(f32->weights, "");
   EXPECT_EQ(bf16->weights, "bf16");
