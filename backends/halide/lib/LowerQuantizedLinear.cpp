@@ -21,6 +21,14 @@ using namespace kiln::halide_backend;
 
 namespace {
 
+/// The output dimension whose entries are the rows of a tile (Schedules.h).
+int rowDimension(const Extents &ext) {
+  for (size_t d = 1; d < ext.size(); ++d)
+    if (ext[d] != 1)
+      return static_cast<int>(d);
+  return ext.size() > 1 ? 1 : -1;
+}
+
 /// An extent as an Expr: its static value, or `dynamic`.
 Expr sizeOf(int64_t extent, Expr dynamic) {
   return isStatic(extent) ? Expr(static_cast<int>(extent)) : dynamic;
@@ -83,16 +91,53 @@ KernelAlgorithm lowerQuantizedLinear(QuantizedLinearOp op, KernelBoundary &bound
 
   // The dot products with the weight as u8. A schedule computes whole tiles of
   // columns, so the weight's column is clamped (`likely`: only the last tile needs it).
+  // Many rows with a K of whole 64-byte steps read it packed (Schedules.h), few rows
+  // as it lies; a dynamic row count gets both, each predicated on the count.
   Var n = kernel.vars[0];
-  kernel.k = RDom(0, K, "k");
-  Expr column = Halide::clamp(Halide::likely(n), 0, N - 1);
-  Expr shiftedWeight = Halide::reinterpret(Halide::UInt(8), weight(kernel.k.x, column)) ^
-                       Halide::cast<uint8_t>(128);
+  auto shifted = [&](Expr k, Expr column) {
+    return Halide::reinterpret(Halide::UInt(8), weight(k, column)) ^
+           Halide::cast<uint8_t>(128);
+  };
   kernel.product = Func("product");
   kernel.product(kernel.vars) = 0;
-  kernel.product(kernel.vars) +=
-      Halide::cast<int32_t>(kernel.quantized(inRow(kernel.k.x))) *
-      Halide::cast<int32_t>(shiftedWeight);
+  kernel.rowDim = rowDimension(kernel.extents);
+  int64_t rowCount = kernel.rowDim < 0 ? 1 : kernel.extents[kernel.rowDim];
+  bool panelK = isStatic(kernel.contraction) && kernel.contraction % 64 == 0 &&
+                isStatic(weightExt[1]) &&
+                weightExt[1] % QuantizedLinearKernel::kPanelColumns == 0;
+  bool panel = panelK &&
+               (!isStatic(rowCount) || rowCount >= QuantizedLinearKernel::kPanelRowsFrom);
+  bool dot = !panel || !isStatic(rowCount);
+  if (panel && dot)
+    kernel.manyRows =
+        kernel.sizes[kernel.rowDim] >= QuantizedLinearKernel::kPanelRowsFrom;
+  int updates = 0;
+  if (panel) {
+    const int lanes = QuantizedLinearKernel::kPanelLanes,
+              group = QuantizedLinearKernel::kPanelGroup;
+    Var kr("kr"), nl("nl"), ko("ko"), np("np");
+    kernel.packedWeight = Func("packed_weight");
+    kernel.packedWeight(kr, nl, ko, np) =
+        shifted(ko * group + kr, Halide::clamp(np * lanes + nl, 0, N - 1));
+    kernel.panelK = RDom(0, K, "pk");
+    if (dot)
+      kernel.panelK.where(kernel.manyRows);
+    Expr k = kernel.panelK.x;
+    kernel.product(kernel.vars) += Halide::cast<int32_t>(kernel.quantized(inRow(k))) *
+                                   Halide::cast<int32_t>(kernel.packedWeight(
+                                       k % group, n % lanes, k / group, n / lanes));
+    kernel.panelUpdate = updates++;
+  }
+  if (dot) {
+    kernel.k = RDom(0, K, "k");
+    if (panel)
+      kernel.k.where(!kernel.manyRows);
+    Expr column = Halide::clamp(Halide::likely(n), 0, N - 1);
+    kernel.product(kernel.vars) +=
+        Halide::cast<int32_t>(kernel.quantized(inRow(kernel.k.x))) *
+        Halide::cast<int32_t>(shifted(kernel.k.x, column));
+    kernel.dotUpdate = updates++;
+  }
 
   // strict_float: Halide's simplifier would otherwise fold the division into a
   // reciprocal multiply and reassociate the product (the lowered statement read

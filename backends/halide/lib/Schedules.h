@@ -199,12 +199,30 @@ struct QuantizedLinearKernel {
   /// The quantized input, i8 in [-127, 127], indexed (quantizedK, rows...).
   Halide::Func quantized;
   Halide::Var quantizedK;
-  /// The i32 dot products of the quantized rows with the shifted weight: 0, then one
-  /// update over `k`; indexed as the output.
+  /// The i32 dot products of the quantized rows with the shifted weight: 0, then an
+  /// update over `k` reading the weight as it lies (`dotUpdate`) and/or one over
+  /// `panelK` reading `packedWeight` (`panelUpdate`), -1 for the one not defined. With
+  /// both, each is predicated on `manyRows` (panel) or its negation, and a schedule
+  /// specializes on it. Indexed as the output.
   Halide::Func product;
+  int dotUpdate = -1, panelUpdate = -1;
+  Halide::Expr manyRows;
+  /// The shifted (u8, w + 128) weight in column groups of kPanelLanes outputs, 4
+  /// neighbouring k of each innermost: (kr, nl, ko, np) is w[ko * 4 + kr][np * 16 + nl],
+  /// so that one 64-byte vector holds 4 k of 16 outputs.
+  Halide::Func packedWeight;
+  static constexpr int kPanelLanes = 16, kPanelGroup = 4;
+  /// The fewest rows that take the panel product (with a static K multiple of 64
+  /// and a static N multiple of kPanelColumns).
+  static constexpr int kPanelRowsFrom = 16;
+  /// Output columns per panel (a static N must be a multiple).
+  static constexpr int kPanelColumns = 32;
+  /// The output dimension whose entries are the tiles' rows: the innermost that is not
+  /// a static 1 (the batch of a [B, 1, K] decode step), or -1 for a rank-1 input.
+  int rowDim = -1;
   /// Output Vars: n, then the rows' dimensions innermost first.
   std::vector<Halide::Var> vars;
-  Halide::RDom k, rowK;
+  Halide::RDom k, panelK, rowK;
   Extents extents;
   /// The output's extents as Exprs (constants where static), for a schedule that
   /// specializes on a dynamic row count.

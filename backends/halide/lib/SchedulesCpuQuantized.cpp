@@ -18,6 +18,16 @@
 // the f32 schedule does. Parallel tasks are runs of column panels: every task reads
 // all rows, and a run of panels is one stream of the weight.
 //
+// Many rows (16 or more) with a static K of whole 64-byte steps and a static N of
+// whole 32-column panels take the panel product instead of the register tile, as
+// SchedulesCpuMatmul.cpp's panel schedule does for f32: at each panel the weight's 32
+// columns x K are repacked ([K/4][16][4] bytes per 16 columns, LowerQuantizedLinear.cpp)
+// so that one 64-byte vector holds 4 k of 16 outputs; a tile of 32 columns x 8 rows
+// keeps 16 accumulator vectors, and each step of 4 k broadcasts 4 bytes of each row
+// and issues one vpdpbusd per accumulator: no horizontal sums. The panels are the
+// outer loops (the packed panel, 16 KB at K = 512, stays in L1/L2 while all rows
+// pass it), parallel over runs of panels.
+//
 // Measured with test/unit/halide/KernelBench.cpp, f32, bf16 (SchedulesCpuMatmul.cpp)
 // and int8 side by side in one run, HL_NUM_THREADS=2, on the 2-core Zen 4 VM shared with
 // other builds (load average 7.3-7.5: f32 reached ~45 GFLOP/s, not its ~190 alone).
@@ -73,15 +83,8 @@ constexpr int kTileRowsFrom = 16;
 constexpr int kBlockRows = 64;
 /// Parallel tasks: enough to keep both cores busy when another process takes one.
 constexpr int kTasks = 8;
-
-/// The output dimension whose entries are the tiles' rows: the innermost that is not
-/// a static 1 (the batch of a [B, 1, K] decode step), or -1 for a rank-1 input.
-int rowDimension(const Extents &ext) {
-  for (size_t d = 1; d < ext.size(); ++d)
-    if (ext[d] != 1)
-      return static_cast<int>(d);
-  return ext.size() > 1 ? 1 : -1;
-}
+/// Rows per panel tile: 2 x 8 accumulator vectors, 2 weight vectors, 1 broadcast.
+constexpr int kPanelTileRows = 8;
 
 /// Few rows: a decode step's (a dynamic batch of single positions) or a static count
 /// of at most 48, for which the row pass does not wake the thread pool.
@@ -113,9 +116,9 @@ void scheduleRowPass(const QuantizedLinearKernel &kernel, int width, bool parall
 /// that a block's quantized rows (64 x K bytes) stay in L2 while the weight streams
 /// past them; panels outermost instead would stream all rows once per panel.
 Var tileOutput(const QuantizedLinearKernel &kernel, Stage out, int rowDim, int tileRows,
-               TailStrategy rowTail) {
+               TailStrategy rowTail, TailStrategy columnTail = kGuard) {
   Var no("no"), ni("ni"), ro("ro"), ri("ri"), rb("rb"), task("task");
-  out.split(kernel.vars[0], no, ni, kTileColumns, kGuard);
+  out.split(kernel.vars[0], no, ni, kTileColumns, columnTail);
   std::vector<VarOrRVar> order = {ni}, outer;
   Var tile = no;
   if (rowDim >= 0) {
@@ -140,16 +143,76 @@ Var tileOutput(const QuantizedLinearKernel &kernel, Stage out, int rowDim, int t
   return tile;
 }
 
+/// Panel product tiles of `out` (the output or its many-rows specialization): column
+/// panels of kPanelColumns outermost, parallel over runs of them, all rows inside in
+/// tiles of kPanelTileRows; returns the loop of one tile. The panel's packed weight
+/// (kPanelColumns x K bytes) stays in L1/L2 while every row passes it.
+Var tilePanels(const QuantizedLinearKernel &kernel, Stage out) {
+  Var no("no"), ni("ni"), ro("ro"), ri("ri"), task("task");
+  out.split(kernel.vars[0], no, ni, QuantizedLinearKernel::kPanelColumns,
+            TailStrategy::RoundUp);
+  out.split(kernel.vars[kernel.rowDim], ro, ri, kPanelTileRows,
+            TailStrategy::ShiftInwards);
+  std::vector<VarOrRVar> order = {ni, ri, ro};
+  for (size_t d = 1; d < kernel.vars.size(); ++d)
+    if (static_cast<int>(d) != kernel.rowDim)
+      order.push_back(kernel.vars[d]);
+  order.push_back(no);
+  out.reorder(order).vectorize(ni, QuantizedLinearKernel::kPanelLanes);
+  int64_t panels = kernel.extents[0] / QuantizedLinearKernel::kPanelColumns;
+  int run = static_cast<int>(std::max<int64_t>(panels / kTasks, 1));
+  out.split(no, task, no, run, kGuard).parallel(task);
+  return ro;
+}
+
+/// The panel update: per 4 k, one 64-byte vector of the packed weight per 16 columns,
+/// each row's 4 quantized bytes broadcast, one u8 x s8 dot product per accumulator
+/// vector (16 columns x 1 row); the packed panel computed at `panel`.
+void schedulePanelUpdate(const QuantizedLinearKernel &kernel, Func out, Var panel) {
+  const int lanes = QuantizedLinearKernel::kPanelLanes,
+            group = QuantizedLinearKernel::kPanelGroup;
+  Var n = kernel.vars[0], nv("nv"), nb("nb");
+  RVar ko("pko"), kr("pkr");
+  Func product = kernel.product;
+  Stage update = product.update(kernel.panelUpdate);
+  update.split(kernel.panelK.x, ko, kr, group, kGuard)
+      .split(n, nb, nv, lanes, TailStrategy::RoundUp);
+  std::vector<VarOrRVar> order = {kr, nv, nb, kernel.vars[kernel.rowDim], ko};
+  for (size_t d = 1; d < kernel.vars.size(); ++d)
+    if (static_cast<int>(d) != kernel.rowDim)
+      order.push_back(kernel.vars[d]);
+  update.reorder(order).atomic().vectorize(kr).vectorize(nv).unroll(nb).unroll(
+      kernel.vars[kernel.rowDim]);
+  Func packed = kernel.packedWeight;
+  std::vector<Var> args = packed.args();
+  Var fused("kn");
+  packed.compute_at(out, panel)
+      .bound(args[0], 0, group)
+      .bound(args[1], 0, lanes)
+      .fuse(args[0], args[1], fused)
+      .vectorize(fused);
+}
+
 } // namespace
 
 void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   const int width = target.natural_vector_size(Float(32));
   const int lanes = target.natural_vector_size(Int(32));
-  int rowDim = rowDimension(kernel.extents);
+  int rowDim = kernel.rowDim;
   scheduleRowPass(kernel, width, !fewRows(kernel, rowDim));
 
   Func out = kernel.output, product = kernel.product;
   Var n = kernel.vars[0];
+  bool panel = kernel.panelUpdate >= 0, dot = kernel.dotUpdate >= 0;
+  Var tile;
+  if (panel) {
+    tile = tilePanels(kernel, dot ? out.specialize(kernel.manyRows) : Stage(out));
+    schedulePanelUpdate(kernel, out, Var("no"));
+  }
+  if (!dot) {
+    product.compute_at(out, tile);
+    return;
+  }
   // Each lane of `partial` sums every (lanes * 4)-th group of 4 products; the product
   // adds up the lanes once per output. A K that is not a multiple of that step sums
   // single products instead: the partial step's narrower dot products would be VEX
@@ -158,13 +221,13 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
       isStatic(kernel.contraction) && kernel.contraction % (lanes * kDotGroup) == 0;
   Var lane("lane");
   RVar ko("ko"), kl("kl"), kg("kg"), kr("kr");
-  Stage sum = product.update();
+  Stage sum = product.update(kernel.dotUpdate);
   sum.split(kernel.k.x, ko, kl, lanes * (vnni ? kDotGroup : 1), kGuard);
   if (vnni)
     sum.split(kl, kg, kr, kDotGroup);
   RVar summed = vnni ? kg : kl;
   Func partial = sum.rfactor(summed, lane);
-  product.update().atomic().vectorize(summed);
+  product.update(kernel.dotUpdate).atomic().vectorize(summed);
   std::vector<Var> storage = {lane};
   storage.insert(storage.end(), kernel.vars.begin(), kernel.vars.end());
   std::vector<VarOrRVar> inner = {lane};
@@ -191,10 +254,16 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
   // Register tiles need a last tile shifted inwards (overlapping the one before it) to
   // have a constant kTileRows rows without reading past the input, and so at least
   // that many rows; below kTileRowsFrom the matrix-vector order is faster anyway (see
-  // the table at the top: batch 8).
+  // the table at the top: batch 8). With the panel product beside it (a dynamic row
+  // count), this path takes only few rows.
   int64_t rows = rowDim < 0 ? 1 : kernel.extents[rowDim];
-  Var tile;
-  if (isStatic(rows)) {
+  if (panel) {
+    // A static N of whole panels: the last tile of columns shifted inwards has the
+    // constant extent that unrolling needs (bound_extent would pin the panels' too).
+    tile = tileOutput(kernel, out, rowDim, 1, TailStrategy::ShiftInwards,
+                      TailStrategy::ShiftInwards);
+    orderK(partial.update(), false);
+  } else if (isStatic(rows)) {
     bool tiles = rows >= kTileRowsFrom;
     tile = tileOutput(kernel, out, rowDim, tiles ? kTileRows : 1,
                       TailStrategy::ShiftInwards);
@@ -207,6 +276,8 @@ void cpu::schedule(const QuantizedLinearKernel &kernel, const Target &target) {
     orderK(partial.update().specialize(enoughRows), true);
     orderK(partial.update(), false);
   }
-  product.compute_at(out, tile).bound_extent(n, kTileColumns);
+  product.compute_at(out, tile);
+  if (!panel)
+    product.bound_extent(n, kTileColumns);
   partial.compute_at(out, tile).reorder_storage(storage).vectorize(lane);
 }

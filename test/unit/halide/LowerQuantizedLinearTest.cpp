@@ -90,6 +90,16 @@ TEST_F(QuantizedLinear, DecodeStepAndBatchedRows) {
     checkShape({b, s, 512}, 64, false);
 }
 
+TEST_F(QuantizedLinear, PanelProductForManyRows) {
+  // N a multiple of the 32-column panel: 16 rows or more take the packed-weight panel
+  // (23: a last row tile shifted inwards), fewer the matrix-vector path beside it.
+  loadLinear("?x", 512, 96, /*withBias=*/true);
+  for (int64_t rows : {1, 8, 15, 16, 23, 40})
+    checkShape({rows, 512}, 96, true);
+  loadLinear("24x", 2048, 64, /*withBias=*/false);
+  checkShape({24, 2048}, 64, false);
+}
+
 TEST_F(QuantizedLinear, ContractionNotAMultipleOfTheDotStepAndRank1) {
   // K = 100: the dot products' last 64-byte step is partial.
   loadLinear("?x", 100, 13, /*withBias=*/true);
@@ -193,6 +203,12 @@ TEST(QuantizedLinearCodegen, CpuKernelUsesVnniDotProducts) {
   assembly << file.rdbuf();
   EXPECT_NE(assembly.str().find("vpdpbusd"), std::string::npos)
       << "no vpdpbusd in the kernel's assembly (" << path << ")";
+  // Only the EVEX zmm form: narrower ones may be VEX encoded (AVX-VNNI), which Zen 4
+  // lacks.
+  std::string line;
+  while (std::getline(assembly, line))
+    if (line.find("vpdpbusd") != std::string::npos)
+      EXPECT_NE(line.find("%zmm"), std::string::npos) << "narrow dot product: " << line;
 }
 
 TEST(QuantizedLinearCodegen, CudaTargetIsRefusedByName) {
