@@ -50,6 +50,20 @@
 //   [1024, 512] x [1536, 512]^T   33.7 (48)   37.8 (43)    9.9 (163; 276)
 //   [1024, 2048] x [512, 2048]^T  47.9 (45)   47.4 (45)   10.5 (204; 332)
 //
+// The int8 encoder rows above are the register tile. The panel product beside it,
+// int8 only, old and new binaries alternating in one run (3 rounds, load average
+// ~4, so faster than above for both), median ms (GOP/s):
+//
+//   int8 encoder linear            register tile     panel
+//   [1024, 512] x [2048, 512]^T     7.58 (283)       5.38 (399)
+//   [1024, 512] x [1536, 512]^T     6.06 (266)       4.06 (397)
+//   [1024, 2048] x [512, 2048]^T    6.14 (350)       5.67 (379)
+//
+// At K = 2048 the rows that pass each panel (2 MB quantized) no longer fit L2, hence
+// the smaller gain there. Decode steps (b1, b8 [1536, 512]) were unchanged within the
+// noise (0.028-0.033 vs 0.030-0.031 ms; 0.060-0.070 vs 0.062-0.073). 12-row panel
+// tiles instead of 8 (24 accumulators): 5.95, 4.29-4.43, 5.70-5.78 ms.
+//
 // So a decode step's int8 product streams its weight at the rate f32 does (~25 GB/s
 // here, the memory bound), a quarter of the bytes: 3-4.5x faster at batch 1, 3-7x at
 // batch 8; the encoder's 3.3-4.5x. What the choices below were worth, same setup:
@@ -57,8 +71,8 @@
 // panels outermost instead of row blocks, [1024, 2048] x [512, 2048]^T: 27 GOP/s; the
 // row pass's partials stored lanes outermost (rfactor's layout, a gather per access):
 // 54 of 64 ms of that product. The register tile's horizontal sums (one per output,
-// K / 64 dot-product steps each) are what it spends besides its vpdpbusd; a packed
-// weight layout with the outputs along the lanes would avoid them.
+// K / 64 dot-product steps each) are what it spends besides its vpdpbusd, which the
+// panel product's packed weight avoids.
 //
 //===----------------------------------------------------------------------===//
 
