@@ -14,7 +14,10 @@
 //     layer_norm or rms_norm takes the chain of elementwise ops that consumes its
 //     result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
 //     output tile while it is in registers;
-//  3. what is left of elementwise chains becomes one pointwise kernel per chain.
+//  3. what is left of elementwise chains becomes one pointwise kernel per chain, which
+//     also computes the values it alone reads that are expressions of the element's
+//     index: an embedding's gathered rows, a range of positions and their sinusoids
+//     (a model's input layer: rows * sqrt(d) + positions, one kernel instead of four).
 //
 // Only values read by one op stay inside a group: a value with several readers is
 // stored once rather than recomputed in each (as XLA's fusion does by default), and a
@@ -57,6 +60,10 @@ Value normalizedInput(Operation *op) {
   return nullptr;
 }
 
+/// Ops whose values an elementwise group can compute where it reads them (sources):
+/// gathers and position encodings, expressions of the element's index.
+bool isSource(Operation *op) { return isa<EmbeddingOp, RangeOp, SinusoidOp>(op); }
+
 /// Ops that a normalisation group can compute as its first stage: the linears, over
 /// f32, bf16 or int8 weights.
 bool isStage(Operation *op) { return isa<LinearOp, QuantizedLinearOp>(op); }
@@ -89,6 +96,10 @@ public:
     for (Operation &op : block)
       if (isElementwise(&op) && !claimed.count(&op))
         growEpilogue(startGroup(&op));
+    // Readers first: a range joins the group that its sinusoid joined.
+    for (Operation &op : llvm::reverse(block))
+      if (isSource(&op))
+        joinAsSource(&op);
     for (Operation &op : block)
       if (!isKernelFree(&op) && !inGroup(&op))
         unfused.emplace_back(&op, whyUnfused(&op));
@@ -127,6 +138,10 @@ private:
                   notStage->second;
       return reason;
     }
+    auto notSource = notSources.find(op);
+    if (notSource != notSources.end())
+      return "no group of elementwise ops computes it where it reads it: " +
+             notSource->second;
     if (!isElementwise(op))
       return "only elementwise ops join groups, and only linear, matmul, layer_norm and "
              "rms_norm "
@@ -179,6 +194,41 @@ private:
     }
     return "no operand comes from a linear, matmul, layer_norm, rms_norm or elementwise "
            "op";
+  }
+
+  /// Why `source`'s value cannot be computed inside the group of its reader; "" when it
+  /// can.
+  std::string whyNotSource(Operation *source) const {
+    Value value = source->getResult(0);
+    if (!value.hasOneUse())
+      return "its result has " + usesText(value) +
+             ", and a value with several readers is stored once, not recomputed";
+    Operation *user = *value.user_begin();
+    auto found = claimed.find(user);
+    if (found == claimed.end())
+      return "its only reader, " + opName(user) + ", is in no kernel group";
+    for (Operation *op : groups[found->second].ops)
+      if (isAnchor(op))
+        return "its reader " + opName(user) + " is in the group of " + opName(op) +
+               ", and only a group of elementwise ops computes sources";
+    if (isa<EmbeddingOp>(user))
+      return "its reader is an embedding, which gathers rows by stored ids";
+    return "";
+  }
+
+  /// Takes `source` into the group of its only reader, or records why not.
+  void joinAsSource(Operation *source) {
+    std::string reason = whyNotSource(source);
+    if (!reason.empty()) {
+      notSources[source] = reason;
+      return;
+    }
+    size_t group = claimed.find(*source->getResult(0).user_begin())->second;
+    auto &ops = groups[group].ops;
+    ops.insert(
+        llvm::find_if(ops, [&](Operation *op) { return source->isBeforeInBlock(op); }),
+        source);
+    claimed[source] = group;
   }
 
   void growEpilogue(size_t group) {
@@ -278,6 +328,8 @@ private:
   std::vector<std::pair<Operation *, std::string>> unfused;
   /// Why each linear read by a normalisation's prologue is not that group's first stage.
   llvm::DenseMap<Operation *, std::string> notStages;
+  /// Why each embedding, range or sinusoid is not computed in its reader's group.
+  llvm::DenseMap<Operation *, std::string> notSources;
 };
 
 struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {

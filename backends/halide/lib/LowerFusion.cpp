@@ -9,8 +9,11 @@
 // linear or quantized_linear that its prologue reads: the linear's own stages come first
 // in the pipeline, each with its own schedule and computed whole (the scheduler's
 // compute_root), since every row the norm reduces needs all of the linear's columns. A
-// group without an anchor is one pointwise kernel of its chain. Each body argument is one
-// kernel input, in order.
+// group without an anchor is one pointwise kernel of its chain, which may gather its
+// input rows (an embedding) and compute its positions (a range) and their encodings (a
+// sinusoid) where it reads them: they are expressions of the element's index, like the
+// chain itself. Each
+// body argument is one kernel input, in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +52,20 @@ struct GroupOps {
   llvm::SmallVector<Operation *, 1> stages;
 };
 
+/// Ops that an elementwise group without an anchor computes where it reads them, from
+/// group inputs or each other: their values are expressions of the element's index.
+bool isSource(Operation *op) { return isa<EmbeddingOp, SinusoidOp, RangeOp>(op); }
+
+/// Whether source `op` reads what it can compute from: an embedding group inputs only
+/// (it gathers rows of the table by ids it is handed), the others group inputs or
+/// other sources (a sinusoid of a range's positions).
+bool readsWhatItComputesFrom(Operation *op) {
+  return llvm::all_of(op->getOperands(), [op](Value v) {
+    return v.isa<BlockArgument>() ||
+           (!isa<EmbeddingOp>(op) && isSource(v.getDefiningOp()));
+  });
+}
+
 /// Whether `op` is a linear or quantized_linear that a normalisation group can compute
 /// first: it reads group inputs only, and only elementwise ops of the group's shape
 /// read it.
@@ -64,11 +81,23 @@ bool isFirstStage(Operation &op) {
 /// The group's anchor and first stages; emits an error and fails when the body is not
 /// what this lowering composes: elementwise ops of the result's shape around at most
 /// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input,
-/// which may read a first stage through elementwise ops.
+/// which may read a first stage through elementwise ops; without an anchor, sources
+/// (embeddings, ranges, sinusoids) may feed the elementwise ops.
 FailureOr<GroupOps> findAnchor(FusionOp fusion) {
   GroupOps group;
   Operation *&anchor = group.anchor;
+  Operation *source = nullptr;
   for (Operation &op : fusion.getBody()->without_terminator()) {
+    if (isSource(&op)) {
+      source = &op;
+      if (!readsWhatItComputesFrom(&op)) {
+        op.emitError() << "'" << op.getName()
+                       << "' in a kiln.fusion must read group inputs (or, unless it "
+                          "is an embedding, ranges and sinusoids of the group)";
+        return failure();
+      }
+      continue;
+    }
     if (pointwiseFormula(&op)) {
       if (op.getResult(0).getType() != fusion.getType()) {
         op.emitError() << "an elementwise op in a kiln.fusion must have the "
@@ -103,6 +132,13 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
         << anchor->getName() << "'";
     return failure();
   }
+  if (source && anchor) {
+    source->emitError() << "'" << source->getName()
+                        << "' joins only a kiln.fusion without an anchor, and this "
+                           "group's anchor is '"
+                        << anchor->getName() << "'";
+    return failure();
+  }
   if (!anchor)
     return group;
   for (OpOperand &use : anchor->getOpOperands()) {
@@ -126,7 +162,8 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
 /// Func, its epilogue around the anchor's value.
 class GroupBoundary : public KernelBoundary {
 public:
-  explicit GroupBoundary(FusionOp fusion) : fusion_(fusion) {
+  explicit GroupBoundary(FusionOp fusion, const Halide::Target &target)
+      : fusion_(fusion), target_(target) {
     for (auto operand : llvm::enumerate(fusion.getOperands()))
       inputs_.emplace_back(
           makeInput(operand.value(), "in" + std::to_string(operand.index())),
@@ -164,7 +201,38 @@ public:
     return params;
   }
 
-  const KernelInputs &kernelInputs() const { return inputs_; }
+  /// The inputs as a pointwise kernel of the group's shape reads them: those that only
+  /// sources read (a table, ids, positions, a range's `like`) are not indexed by the
+  /// output's dimensions, so no extent of theirs is the output's (empty extents).
+  KernelInputs pointwiseInputs() {
+    KernelInputs inputs = inputs_;
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      if (!readElementwise(i))
+        inputs[i].second.clear();
+    return inputs;
+  }
+
+  /// Host stages that the sources need (a GPU target's id checks), computed first.
+  const llvm::SmallVector<KernelDescription, 1> &sourceStages() const {
+    return sourceStages_;
+  }
+
+  /// Pins the dynamic extents of the ids that embeddings read to the output's (`out`):
+  /// an id's dimension d is the gathered value's d + 1 (dimension 0 is the row's).
+  void tieGatheredIds(OutputImageParam out) {
+    for (Operation &op : fusion_.getBody()->without_terminator()) {
+      auto embedding = dyn_cast<EmbeddingOp>(op);
+      if (!embedding)
+        continue;
+      Extents valueExt = extentsOf(tensorType(embedding.result()));
+      const auto &[ids, idExt] =
+          inputs_[embedding.ids().cast<BlockArgument>().getArgNumber()];
+      for (size_t d = 0; d < idExt.size(); ++d)
+        if (idExt[d] == kDynamicExtent && valueExt[d + 1] != 1)
+          ids.dim(static_cast<int>(d))
+              .set_extent(out.dim(static_cast<int>(d + 1)).extent());
+    }
+  }
 
   /// The value of `value` (a body argument, the anchor's result or an elementwise op's)
   /// at `vars`, the Vars of a value of the group's shape.
@@ -178,6 +246,8 @@ public:
     if (stage != stageValues_.end())
       return stage->second(vars);
     Operation *producer = value.getDefiningOp();
+    if (isSource(producer))
+      return sourceAt(producer, broadcastIndex(extentsOf(tensorType(value)), vars));
     PointwiseFormula formula = pointwiseFormula(producer);
     if (!formula) {
       assert(anchorValue_.defined() && "only the epilogue reads the anchor's value");
@@ -215,8 +285,41 @@ public:
   }
 
 private:
+  /// Whether an elementwise op of the body reads input `i`.
+  bool readElementwise(unsigned i) {
+    return llvm::any_of(fusion_.getBody()->getArgument(i).getUsers(),
+                        [](Operation *user) { return !isSource(user); });
+  }
+
+  /// The value of source `op` (an embedding, range or sinusoid) at `index`.
+  Expr sourceAt(Operation *op, const std::vector<Expr> &index) {
+    if (isa<RangeOp>(op))
+      return index[0];
+    if (auto sinusoid = dyn_cast<SinusoidOp>(op))
+      return sinusoidAt(sinusoid,
+                        operandAt(sinusoid.positions(),
+                                  std::vector<Expr>(index.begin() + 1, index.end())),
+                        index[0]);
+    auto embedding = cast<EmbeddingOp>(op);
+    auto inputOf = [&](Value operand) -> const ImageParam & {
+      return inputs_[operand.cast<BlockArgument>().getArgNumber()].first;
+    };
+    return embeddingAt(embedding, inputOf(embedding.table()), inputOf(embedding.ids()),
+                       index, target_, sourceStages_);
+  }
+
+  /// A source's operand at `index`: a group input's element or another source's value.
+  Expr operandAt(Value operand, const std::vector<Expr> &index) {
+    if (auto arg = operand.dyn_cast<BlockArgument>())
+      return inputs_[arg.getArgNumber()].first(index);
+    return sourceAt(operand.getDefiningOp(), index);
+  }
+
   FusionOp fusion_;
+  Halide::Target target_;
   KernelInputs inputs_;
+  /// The sources' host stages.
+  llvm::SmallVector<KernelDescription, 1> sourceStages_;
   /// The inputs read by elementwise ops.
   std::set<unsigned> read_;
   /// The first stages' outputs, by the value of the group they compute.
@@ -252,12 +355,20 @@ FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &ta
   FailureOr<GroupOps> ops = findAnchor(fusion);
   if (failed(ops))
     return failure();
-  GroupBoundary group(fusion);
-  if (!ops->anchor)
-    return lowerPointwiseKernel(tensorType(fusion.getResult()), group.kernelInputs(),
-                                [&](const std::vector<Var> &vars) {
-                                  return group.valueAt(fusion.yielded(), vars);
-                                });
+  GroupBoundary group(fusion, target);
+  if (!ops->anchor) {
+    KernelAlgorithm chain =
+        lowerPointwiseKernel(tensorType(fusion.getResult()), group.pointwiseInputs(),
+                             [&](const std::vector<Var> &vars) {
+                               return group.valueAt(fusion.yielded(), vars);
+                             });
+    group.tieGatheredIds(outputOf(chain.stages.back()).output_buffer());
+    llvm::SmallVector<KernelDescription, 2> stages(group.sourceStages().begin(),
+                                                   group.sourceStages().end());
+    stages.append(chain.stages.begin(), chain.stages.end());
+    chain.stages.assign(stages.begin(), stages.end());
+    return chain;
+  }
   llvm::SmallVector<KernelDescription, 2> stages;
   for (Operation *op : ops->stages) {
     StageBoundary boundary(group);

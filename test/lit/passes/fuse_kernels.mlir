@@ -164,6 +164,57 @@ func @elementwise_chain(%e: tensor<2x5x8xf32>, %p: tensor<5x8xf32>, %m: tensor<2
 
 // -----
 
+// A model's input layer: gathered rows scaled by sqrt(d), plus the sinusoids of a range
+// of positions, is one kernel. The gather, the range and the sinusoid are expressions
+// of the element's index, which the chain computes where it reads them.
+// CHECK-LABEL: func @input_layer
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<?x?xi32>
+// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %[[IDS]] : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+// CHECK-NEXT: ^bb0(%[[T:.+]]: tensor<16x8xf32>, %[[I:.+]]: tensor<?x?xi32>):
+// CHECK-NEXT: %[[E:.+]] = kiln.embedding %[[T]], %[[I]]
+// CHECK-NEXT: %[[R:.+]] = kiln.range %[[I]]
+// CHECK-NEXT: %[[P:.+]] = kiln.sinusoid %[[R]]
+// CHECK-NEXT: %[[S:.+]] = kiln.scale %[[E]]
+// CHECK-NEXT: %[[A:.+]] = kiln.add %[[S]], %[[P]]
+// CHECK-NEXT: kiln.yield %[[A]] : tensor<?x?x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @input_layer(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "embed.weight" : tensor<16x8xf32>
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %r = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = kiln.sinusoid %r : (tensor<?xi32>) -> tensor<?x8xf32>
+  %s = kiln.scale %e {factor = 2.828427 : f32} : tensor<?x?x8xf32>
+  %a = kiln.add %s, %p : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Learned positions: both tables' gathers join the add (the positions' rows broadcast
+// over the batch, a copy per element), but the range stays a kernel: a gather reads
+// its ids from memory.
+// CHECK-LABEL: func @learned_positions
+// CHECK: kiln.range
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.embedding
+// CHECK-NEXT: kiln.embedding
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.yield
+func @learned_positions(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "wte" : tensor<16x8xf32>
+  %q = kiln.parameter "wpe" : tensor<32x8xf32>
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // expected-remark @+1 {{kiln.range not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader is an embedding, which gathers rows by stored ids}}
+  %r = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = kiln.embedding %q, %r : (tensor<32x8xf32>, tensor<?xi32>) -> tensor<?x8xf32>
+  %a = kiln.add %e, %p : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Left apart, each op with its reason
 //===----------------------------------------------------------------------===//
@@ -288,4 +339,46 @@ func @matmul_before_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = kiln.add %x, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   kiln.return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A sinusoid with two readers is stored once; its range, read by no group, stays too.
+// CHECK-LABEL: func @shared_positions
+// CHECK-NOT: kiln.fusion
+func @shared_positions(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  // expected-remark @+1 {{kiln.range not fused into a kernel group: no group of elementwise ops computes it where it reads it: its only reader, kiln.sinusoid, is in no kernel group}}
+  %r = kiln.range %x {axis = 0 : i64} : (tensor<?x8xf32>) -> tensor<?xi32>
+  // expected-remark @+1 {{kiln.sinusoid not fused into a kernel group: no group of elementwise ops computes it where it reads it: its result has 2 uses, and a value with several readers is stored once, not recomputed}}
+  %p = kiln.sinusoid %r : (tensor<?xi32>) -> tensor<?x8xf32>
+  // expected-remark @+1 {{kiln.add not fused into a kernel group}}
+  %a = kiln.add %x, %p : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  // expected-remark @+1 {{kiln.sub not fused into a kernel group}}
+  %b = kiln.sub %x, %p : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  kiln.return %a, %b : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// Embeddings summed before a LayerNorm (BERT's input layer): the add is the norm's
+// prologue, and a group with an anchor computes no gathers.
+// CHECK-LABEL: func @embeddings_into_layer_norm
+// CHECK: kiln.embedding
+// CHECK: kiln.embedding
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.layer_norm
+func @embeddings_into_layer_norm(%ids: tensor<?x?xi32>, %types: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "word" : tensor<16x8xf32>
+  %u = kiln.parameter "type" : tensor<2x8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.embedding not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader kiln.add is in the group of kiln.layer_norm, and only a group of elementwise ops computes sources}}
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // expected-remark @+1 {{kiln.embedding not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader kiln.add is in the group of kiln.layer_norm}}
+  %f = kiln.embedding %u, %types : (tensor<2x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %s = kiln.add %e, %f : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %n = kiln.layer_norm %s, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %n : tensor<?x?x8xf32>
 }

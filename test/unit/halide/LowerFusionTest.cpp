@@ -2,9 +2,10 @@
 //
 // Each kind of group kiln-fuse-kernels forms (an epilogue after linear or matmul, a
 // layer_norm's prologue, with a linear as its first stage or without, an elementwise
-// chain), lowered as one kernel and compared with
-// the interpreter, which evaluates the body op by op, on fresh random inputs at several
-// dynamic sizes; and the kernel signatures that decide which groups share a kernel.
+// chain, with the gathers and position encodings it computes), lowered as one kernel and
+// compared with the interpreter, which evaluates the body op by op, on fresh random
+// inputs at several dynamic sizes; and the kernel signatures that decide which groups
+// share a kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -182,6 +183,94 @@ TEST_F(HalideLower, FusedElementwiseChain) {
                       randomTensor({2, 9, 16}, 3)},
                      {2, 9, 16}),
             "");
+}
+
+/// An input layer as kiln-fuse-kernels groups it: rows of a [50, 24] table gathered by
+/// `ids`, scaled by sqrt(24), plus the sinusoids of `positions` (a range of the ids'
+/// sequence when empty, else a group input of that type).
+std::string inputLayerGroup(const std::string &ids, const std::string &rows,
+                            const std::string &positions) {
+  std::string table = "tensor<50x24xf32>", pe = "tensor<" + rows + "x24xf32>";
+  std::string out = "tensor<?x" + rows + "x24xf32>";
+  bool range = positions.empty();
+  return "kiln.fusion %arg0, %arg1" + std::string(range ? "" : ", %arg2") + " : (" +
+         table + ", " + ids + (range ? "" : ", " + positions) + ") -> " + out +
+         " {\n^bb0(%t: " + table + ", %i: " + ids + (range ? "" : ", %p: " + positions) +
+         "):\n  %e = kiln.embedding %t, %i : (" + table + ", " + ids + ") -> " + out +
+         "\n" +
+         (range
+              ? "  %p = kiln.range %i {axis = 1 : i64} : (" + ids +
+                    ") -> tensor<?xi32>\n  %s = kiln.sinusoid %p : (tensor<?xi32>) -> " +
+                    pe + "\n"
+              : "  %s = kiln.sinusoid %p : (" + positions + ") -> " + pe + "\n") +
+         "  %x = kiln.scale %e {factor = 4.89897966 : f32} : " + out +
+         "\n  %y = kiln.add %x, %s : (" + out + ", " + pe + ") -> " + out +
+         "\n  kiln.yield %y : " + out + "\n}";
+}
+
+TEST_F(HalideLower, FusedEmbeddingRangeSinusoid) {
+  // An encoder's input layer, gather, range and sinusoid computed where the chain
+  // reads them; the sinusoids broadcast over the batch.
+  load({"tensor<50x24xf32>", "tensor<?x?xi32>"}, "tensor<?x?x24xf32>",
+       inputLayerGroup("tensor<?x?xi32>", "?", ""));
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 7}, {3, 33}})
+    check({randomTensor({50, 24}, seed++), randomInts({b, s}, seed++, 0, 49)});
+  // The gather still checks ids that nothing proves rows of the table.
+  std::string error = runError(
+      {randomTensor({50, 24}, seed++), HostTensor::ints({1, 2}, {3, 50})}, {1, 2, 24});
+  EXPECT_NE(error.find("embedding of 'table' (50 rows): index 50 out of range"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(HalideLower, FusedDecodeStepInputLayer) {
+  // A decode step's: one token per sequence, its position a group input.
+  load({"tensor<50x24xf32>", "tensor<?x1xi32>", "tensor<1xi32>"}, "tensor<?x1x24xf32>",
+       inputLayerGroup("tensor<?x1xi32>", "1", "tensor<1xi32>"));
+  for (int64_t b : {1, 5})
+    for (int32_t position : {0, 17, 127})
+      check({randomTensor({50, 24}, seed++), randomInts({b, 1}, seed++, 0, 49),
+             HostTensor::ints({1}, {position})});
+}
+
+TEST_F(HalideLower, FusedTokenAndPositionGathers) {
+  // Learned positions: a second gather whose rows broadcast over the batch.
+  load({"tensor<50x24xf32>", "tensor<?x?xi32>", "tensor<40x24xf32>", "tensor<?xi32>"},
+       "tensor<?x?x24xf32>",
+       "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (tensor<50x24xf32>, tensor<?x?xi32>, "
+       "tensor<40x24xf32>, tensor<?xi32>) -> tensor<?x?x24xf32> {\n"
+       "^bb0(%t: tensor<50x24xf32>, %i: tensor<?x?xi32>, %q: tensor<40x24xf32>, "
+       "%p: tensor<?xi32>):\n"
+       "  %e = kiln.embedding %t, %i : (tensor<50x24xf32>, tensor<?x?xi32>) -> "
+       "tensor<?x?x24xf32>\n"
+       "  %f = kiln.embedding %q, %p : (tensor<40x24xf32>, tensor<?xi32>) -> "
+       "tensor<?x24xf32>\n"
+       "  %y = kiln.add %e, %f : (tensor<?x?x24xf32>, tensor<?x24xf32>) -> "
+       "tensor<?x?x24xf32>\n"
+       "  kiln.yield %y : tensor<?x?x24xf32>\n}");
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {4, 9}})
+    check({randomTensor({50, 24}, seed++), randomInts({b, s}, seed++, 0, 49),
+           randomTensor({40, 24}, seed++), randomInts({s}, seed++, 0, 39)});
+}
+
+TEST_F(HalideLower, GatherInAGroupWithAnAnchorIsAnError) {
+  // Only a group of elementwise ops computes gathers where it reads them.
+  std::string error = harness.load(oneOpModule(
+      {"tensor<50x8xf32>", "tensor<4xi32>", "tensor<8xf32>", "tensor<8xf32>"},
+      "tensor<4x8xf32>",
+      "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (tensor<50x8xf32>, tensor<4xi32>, "
+      "tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {\n"
+      "^bb0(%t: tensor<50x8xf32>, %i: tensor<4xi32>, %g: tensor<8xf32>, "
+      "%b: tensor<8xf32>):\n"
+      "  %e = kiln.embedding %t, %i : (tensor<50x8xf32>, tensor<4xi32>) -> "
+      "tensor<4x8xf32>\n"
+      "  %n = kiln.layer_norm %e, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, "
+      "tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>\n"
+      "  kiln.yield %n : tensor<4x8xf32>\n}"));
+  EXPECT_NE(error.find("'kiln.embedding' joins only a kiln.fusion without an anchor, "
+                       "and this group's anchor is 'kiln.layer_norm'"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(HalideLower, FusionThatDoesNotComposeIsAnError) {
