@@ -9,7 +9,10 @@
 //     whose result only that prologue reads (the sublayer's output projection) as the
 //     group's first stage, computed whole inside the kernel before the rows are
 //     normalised (a row needs every column of the product), so the linear, the
-//     residual add and the norm are one kernel instead of two;
+//     residual add and the norm are one kernel instead of two; and when that linear
+//     reads another linear's value through elementwise ops alone (a feed-forward
+//     block: linear, ReLU, linear), that linear and its epilogue too, computed whole
+//     before it: the block, the residual add and the norm are one kernel;
 //  2. a linear (kiln.linear or, over int8 weights, kiln.quantized_linear), matmul,
 //     layer_norm or rms_norm takes the chain of elementwise ops that consumes its
 //     result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
@@ -111,6 +114,12 @@ public:
   /// The ops left outside every group, each with the reason, in program order.
   llvm::ArrayRef<std::pair<Operation *, std::string>> unfusedOps() const {
     return unfused;
+  }
+
+  /// The linears that a normalisation group's stage reads but that the group does not
+  /// compute, each with the reason.
+  llvm::ArrayRef<std::pair<Operation *, std::string>> notComputedBefore() const {
+    return notBefore;
   }
 
 private:
@@ -258,8 +267,11 @@ private:
     }
     if (prologue.empty())
       return;
-    if (Operation *stage = findStage(prologue, rowType))
+    if (Operation *stage = findStage(prologue, rowType)) {
       prologue.insert(stage);
+      for (Operation *op : stageBefore(stage))
+        prologue.insert(op);
+    }
     size_t group = startGroup(norm);
     llvm::SmallVector<Operation *, 4> ops(prologue.begin(), prologue.end());
     llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -291,6 +303,53 @@ private:
       return nullptr;
     }
     return stage;
+  }
+
+  /// The linear that `stage` reads through elementwise ops of its input's type, with
+  /// those ops, when the group can compute them whole before `stage`: each value read
+  /// by the next op alone, `stage` an f32 or bf16 linear (a quantized_linear reads its
+  /// input from memory) over a static K. Empty when there is none; records why for a
+  /// linear that misses.
+  llvm::SmallVector<Operation *, 4> stageBefore(Operation *stage) {
+    Value input = stage->getOperand(0);
+    llvm::SmallVector<Operation *, 4> chain;
+    std::string reason;
+    for (Value value = input;;) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer || value.getType() != input.getType() ||
+          !(isStage(producer) || isElementwise(producer)))
+        return {};
+      chain.push_back(producer);
+      if (reason.empty() && !value.hasOneUse())
+        reason = "its value reaches " + opName(stage) + " through a value with " +
+                 usesText(value) + ", which is stored once, not recomputed";
+      if (reason.empty() && claimed.count(producer))
+        reason = "its value reaches " + opName(stage) + " through " + opName(producer) +
+                 ", already in another group";
+      if (isStage(producer))
+        break;
+      // The chain goes on through the one operand that an elementwise op or a linear
+      // computes; others are inputs of the group (a bias).
+      llvm::SmallVector<Value, 2> computed;
+      for (Value operand : producer->getOperands())
+        if (Operation *p = operand.getDefiningOp();
+            p && (isStage(p) || isElementwise(p)) && operand.getType() == input.getType())
+          computed.push_back(operand);
+      if (computed.size() != 1)
+        return {};
+      value = computed.front();
+    }
+    if (reason.empty() && !isa<LinearOp>(stage))
+      reason = "the linear that reads it is a " + opName(stage) +
+               ", which reads its input from memory";
+    if (reason.empty() &&
+        ShapedType::isDynamic(input.getType().cast<ShapedType>().getShape().back()))
+      reason = "the linear that reads it has a dynamic K";
+    if (!reason.empty()) {
+      notBefore.emplace_back(chain.back(), reason);
+      return {};
+    }
+    return chain;
   }
 
   /// Replaces the group's ops by one kiln.fusion at its last op.
@@ -326,6 +385,7 @@ private:
   /// The group that each claimed op belongs to.
   llvm::DenseMap<Operation *, size_t> claimed;
   std::vector<std::pair<Operation *, std::string>> unfused;
+  std::vector<std::pair<Operation *, std::string>> notBefore;
   /// Why each linear read by a normalisation's prologue is not that group's first stage.
   llvm::DenseMap<Operation *, std::string> notStages;
   /// Why each embedding, range or sinusoid is not computed in its reader's group.
@@ -345,6 +405,12 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
     for (const auto &[op, reason] : grouper.unfusedOps())
       emitRemark(op->getLoc()) << op->getName()
                                << " not fused into a kernel group: " << reason;
+    for (const auto &[op, reason] : grouper.notComputedBefore())
+      emitRemark(op->getLoc())
+          << op->getName()
+          << " not computed inside the normalisation group of the linear that reads "
+             "it: "
+          << reason;
   }
 };
 

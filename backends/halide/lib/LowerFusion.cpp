@@ -8,7 +8,9 @@
 // Scheduler.cpp as for the anchor alone. A normalisation's group may start with a
 // linear or quantized_linear that its prologue reads: the linear's own stages come first
 // in the pipeline, each with its own schedule and computed whole (the scheduler's
-// compute_root), since every row the norm reduces needs all of the linear's columns. A
+// compute_root), since every row the norm reduces needs all of the linear's columns.
+// That linear may itself read an earlier linear's value, with its epilogue (a feed-
+// forward block's first linear and ReLU), computed whole before it the same way. A
 // group without an anchor is one pointwise kernel of its chain, which may gather its
 // input rows (an embedding) and compute its positions (a range) and their encodings (a
 // sinusoid) where it reads them: they are expressions of the element's index, like the
@@ -45,8 +47,8 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
 }
 
 /// What a group computes besides elementwise ops: its anchor (null: none) and the
-/// linears (f32 or quantized) computed before it (at most one, as kiln-fuse-kernels
-/// forms groups).
+/// linears (f32 or quantized) computed before it, in order (at most two, as
+/// kiln-fuse-kernels forms groups: a feed-forward block's).
 struct GroupOps {
   Operation *anchor = nullptr;
   llvm::SmallVector<Operation *, 1> stages;
@@ -66,22 +68,42 @@ bool readsWhatItComputesFrom(Operation *op) {
   });
 }
 
-/// Whether `op` is a linear or quantized_linear that a normalisation group can compute
-/// first: it reads group inputs only, and only elementwise ops of the group's shape
-/// read it.
-bool isFirstStage(Operation &op) {
-  if (!isa<LinearOp, QuantizedLinearOp>(op) ||
-      op.getResult(0).getType() != op.getParentOp()->getResult(0).getType())
-    return false;
-  return llvm::all_of(op.getOperands(), [](Value v) { return v.isa<BlockArgument>(); }) &&
-         llvm::all_of(op.getUsers(),
-                      [](Operation *user) { return bool(pointwiseFormula(user)); });
+/// Whether `value` is `stage`'s result or computed from it by elementwise ops.
+bool computedFrom(Value value, Operation *stage) {
+  Operation *producer = value.getDefiningOp();
+  if (producer == stage)
+    return true;
+  return producer && pointwiseFormula(producer) &&
+         llvm::any_of(producer->getOperands(),
+                      [&](Value operand) { return computedFrom(operand, stage); });
 }
 
-/// The group's anchor and first stages; emits an error and fails when the body is not
+/// Whether `op` is a linear or quantized_linear that a normalisation group can compute
+/// whole before its anchor, after the stages `before`: it reads group inputs, except
+/// that an f32 or bf16 linear after another stage reads that stage's value (through
+/// the stage's elementwise epilogue, a bias or activation) as its input, over a static
+/// K; and only elementwise ops and linears read it.
+bool isStage(Operation &op, llvm::ArrayRef<Operation *> before) {
+  if (!isa<LinearOp, QuantizedLinearOp>(op))
+    return false;
+  for (OpOperand &use : op.getOpOperands()) {
+    Value operand = use.get();
+    if (operand.isa<BlockArgument>())
+      continue;
+    if (use.getOperandNumber() != 0 || before.empty() || !isa<LinearOp>(op) ||
+        ShapedType::isDynamic(tensorType(operand).getShape().back()) ||
+        !computedFrom(operand, before.back()))
+      return false;
+  }
+  return llvm::all_of(op.getUsers(), [](Operation *user) {
+    return pointwiseFormula(user) || isa<LinearOp>(user);
+  });
+}
+
+/// The group's anchor and stages; emits an error and fails when the body is not
 /// what this lowering composes: elementwise ops of the result's shape around at most
 /// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input,
-/// which may read a first stage through elementwise ops; without an anchor, sources
+/// which may read stages through elementwise ops; without an anchor, sources
 /// (embeddings, ranges, sinusoids) may feed the elementwise ops.
 FailureOr<GroupOps> findAnchor(FusionOp fusion) {
   GroupOps group;
@@ -99,7 +121,10 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
       continue;
     }
     if (pointwiseFormula(&op)) {
-      if (op.getResult(0).getType() != fusion.getType()) {
+      // The epilogue of a stage that a later linear reads has the stage's type.
+      bool stageEpilogue = anchor && isa<LinearOp, QuantizedLinearOp>(anchor) &&
+                           op.getResult(0).getType() == anchor->getResult(0).getType();
+      if (op.getResult(0).getType() != fusion.getType() && !stageEpilogue) {
         op.emitError() << "an elementwise op in a kiln.fusion must have the "
                           "group's result type "
                        << fusion.getType() << ", got " << op.getResult(0).getType();
@@ -115,8 +140,8 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
       return failure();
     }
     if (anchor) {
-      // Only the last op of this kind anchors the group: before it, first stages.
-      if (!group.stages.empty() || !isFirstStage(*anchor)) {
+      // Only the last op of this kind anchors the group: before it, stages.
+      if (!isStage(*anchor, group.stages)) {
         op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
                        << "' is already this group's";
         return failure();
@@ -125,7 +150,9 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
     }
     anchor = &op;
   }
-  if (!group.stages.empty() && !isa<LayerNormOp, RmsNormOp>(anchor)) {
+  if (!group.stages.empty() &&
+      (!isa<LayerNormOp, RmsNormOp>(anchor) ||
+       group.stages.back()->getResult(0).getType() != fusion.getType())) {
     group.stages.front()->emitError()
         << "a linear computed first in a kiln.fusion must be read by a layer_norm's or "
            "rms_norm's prologue, and this group's anchor is '"
@@ -259,15 +286,37 @@ public:
     return formula(operands);
   }
 
-  /// Makes `stage`, the output of a first stage's pipeline, the value of `linear`'s
-  /// result, and ties the linear's input (operand 0) to the group's output (below):
-  /// its rows are the output's, only its last dimension (K) differs.
-  void addStage(Operation *linear, Func stage) {
-    stageValues_[linear->getResult(0)] = stage;
-    tiedFrom_[linear->getOperand(0).cast<BlockArgument>().getArgNumber()] = 1;
+  /// Makes `stage`, the output of a stage's pipeline, the value of `read` (the
+  /// `linear`'s result, or its epilogue's that the next stage reads), and ties the
+  /// linear's input (operand 0), when it is a group input, to the group's output
+  /// (below): its rows are the output's, only its last dimension (K) differs.
+  void addStage(Operation *linear, Value read, Func stage) {
+    stageValues_[read] = stage;
+    Value input = linear->getOperand(0);
+    if (auto arg = input.dyn_cast<BlockArgument>()) {
+      tiedFrom_[arg.getArgNumber()] = 1;
+      stageRows_[read] = inputs_[arg.getArgNumber()].first;
+    } else {
+      stageRows_[read] = stageRows_.lookup(input);
+    }
   }
 
-  /// Pins the dynamic extents of the inputs that the elementwise ops and first stages
+  /// The stage output that holds `value`, with the group input whose extents it has
+  /// past its last dimension.
+  Operand stageOperand(Value value) const {
+    return {stageValues_.lookup(value), stageRows_.lookup(value)};
+  }
+
+  /// What a stage stores given its linear's `value` at `vars`: `read`, the value the
+  /// next stage reads, computed from it by the stage's epilogue.
+  Expr storeStage(Value read, Expr value, const std::vector<Var> &vars) {
+    anchorValue_ = value;
+    Expr stored = valueAt(read, vars);
+    anchorValue_ = Expr();
+    return stored;
+  }
+
+  /// Pins the dynamic extents of the inputs that the elementwise ops and stages
   /// read, where they do not broadcast, to the output's (`out`): every value they make
   /// has its shape.
   void tieReadInputs(OutputImageParam out) {
@@ -322,8 +371,10 @@ private:
   llvm::SmallVector<KernelDescription, 1> sourceStages_;
   /// The inputs read by elementwise ops.
   std::set<unsigned> read_;
-  /// The first stages' outputs, by the value of the group they compute.
+  /// The stages' outputs, by the value of the group they compute.
   llvm::DenseMap<Value, Func> stageValues_;
+  /// The group input whose extents each stage output has past its last dimension.
+  llvm::DenseMap<Value, ImageParam> stageRows_;
   /// The inputs to tie to the output, each from its first Halide dimension on.
   std::map<unsigned, size_t> tiedFrom_;
   /// The input whose extents the prologue's result has.
@@ -332,23 +383,28 @@ private:
   Expr anchorValue_;
 };
 
-/// A first stage as its lowering sees the group: the group's inputs, its value stored
-/// as it is (the norm's prologue reads it).
+/// A stage as its lowering sees the group: the group's inputs or the stage before, and
+/// the value that the next stage or the norm's prologue reads stored.
 class StageBoundary : public KernelBoundary {
 public:
-  explicit StageBoundary(GroupBoundary &group) : group_(group) {}
+  StageBoundary(GroupBoundary &group, Value read) : group_(group), read_(read) {}
   ImageParam input(Value operand, const std::string &name) override {
     return group_.input(operand, name);
   }
   Operand operand(Value operand, const std::string &name) override {
+    if (!operand.isa<BlockArgument>())
+      return group_.stageOperand(operand);
     ImageParam param = input(operand, name);
     return {param, param};
   }
-  Expr store(Expr value, const std::vector<Var> &) override { return value; }
+  Expr store(Expr value, const std::vector<Var> &vars) override {
+    return group_.storeStage(read_, value, vars);
+  }
   std::vector<ImageParam> inputs() const override { return group_.inputs(); }
 
 private:
   GroupBoundary &group_;
+  Value read_;
 };
 
 FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &target) {
@@ -370,12 +426,15 @@ FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &ta
     return chain;
   }
   llvm::SmallVector<KernelDescription, 2> stages;
-  for (Operation *op : ops->stages) {
-    StageBoundary boundary(group);
+  for (size_t i = 0; i < ops->stages.size(); ++i) {
+    Operation *op = ops->stages[i];
+    Value read =
+        i + 1 < ops->stages.size() ? ops->stages[i + 1]->getOperand(0) : op->getResult(0);
+    StageBoundary boundary(group, read);
     FailureOr<KernelAlgorithm> stage = lookupLowering(op)->lower(op, target, boundary);
     if (failed(stage))
       return failure();
-    group.addStage(op, outputOf(stage->stages.back()));
+    group.addStage(op, read, outputOf(stage->stages.back()));
     stages.append(stage->stages.begin(), stage->stages.end());
   }
   FailureOr<KernelAlgorithm> algorithm =

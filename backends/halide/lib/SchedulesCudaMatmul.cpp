@@ -155,7 +155,7 @@ void scheduleTiled(const MatmulKernel &kernel, int rowDim) {
   // The lhs tile's contiguous dimension is k (of the chunk), or m (of the row tile)
   // for a transposed lhs: padded for the longer of the two.
   LoopLevel perChunk(product, ko);
-  ImageParam lhs = kernel.lhs;
+  Func lhs = kernel.lhs;
   Func lhsTile = lhs.in();
   std::vector<Var> lhsArgs = lhsTile.args();
   stageTile(lhsTile, perChunk, lhsArgs[0], lhsArgs.size() > 1 ? &lhsArgs[1] : nullptr,

@@ -79,6 +79,38 @@ func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N"
 
 // -----
 
+// A feed-forward block: the first linear and its ReLU are computed whole before the
+// second linear, which is the group's stage before the residual add and LayerNorm.
+// CHECK-LABEL: func @feed_forward_layer_norm
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xf32>
+// CHECK-NOT: kiln.linear
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[W1:[^:]+]]: tensor<16x8xf32>, %[[B1:[^:]+]]: tensor<16xf32>, %[[W2:[^:]+]]: tensor<8x16xf32>, %[[B2:[^:]+]]: tensor<8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[H:.+]] = kiln.linear %[[A]], %[[W1]], %[[B1]]
+// CHECK-NEXT: %[[R:.+]] = kiln.relu %[[H]]
+// CHECK-NEXT: %[[O:.+]] = kiln.linear %[[R]], %[[W2]], %[[B2]]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[O]]
+// CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[S]], %[[G]], %[[BE]]
+// CHECK-NEXT: kiln.yield %[[N]]
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @feed_forward_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w1 = kiln.parameter "w1" : tensor<16x8xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" : tensor<8x16xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %h = kiln.linear %x, %w1, %b1 : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.linear %r, %w2, %b2 : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
 // A quantized_linear (int8 weights, kiln-weight-precision's) anchors an epilogue as a
 // linear does: GELU and the residual add.
 // CHECK-LABEL: func @quantized_linear_gelu_residual
@@ -381,4 +413,58 @@ func @embeddings_into_layer_norm(%ids: tensor<?x?xi32>, %types: tensor<?x?xi32>)
   %s = kiln.add %e, %f : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
   %n = kiln.layer_norm %s, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
   kiln.return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+// At int8 the feed-forward's second linear is a quantized_linear, which quantizes its
+// input rows from memory: the first linear and its ReLU stay their own kernel.
+// CHECK-LABEL: func @quantized_feed_forward
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.quantized_linear
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.quantized_linear
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.layer_norm
+func @quantized_feed_forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w1 = kiln.parameter "w1" {source = "w1", conversion = "int8"} : tensor<16x8xi8>
+  %s1 = kiln.parameter "w1.scale" {source = "w1", conversion = "int8_scale"} : tensor<16xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" {source = "w2", conversion = "int8"} : tensor<8x16xi8>
+  %s2 = kiln.parameter "w2.scale" {source = "w2", conversion = "int8_scale"} : tensor<8xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.quantized_linear not computed inside the normalisation group of the linear that reads it: the linear that reads it is a kiln.quantized_linear, which reads its input from memory}}
+  %h = kiln.quantized_linear %x, %w1, %s1, %b1 : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.quantized_linear %r, %w2, %s2, %b2 : (tensor<?x16xf32>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
+// A hidden value that is also an output is stored: the block's first linear stays its
+// own kernel.
+// CHECK-LABEL: func @feed_forward_hidden_read_twice
+func @feed_forward_hidden_read_twice(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x16xf32>) {
+  %w1 = kiln.parameter "w1" : tensor<16x8xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" : tensor<8x16xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not computed inside the normalisation group of the linear that reads it: its value reaches kiln.linear through a value with 2 uses, which is stored once, not recomputed}}
+  %h = kiln.linear %x, %w1, %b1 : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.linear %r, %w2, %b2 : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n, %r : tensor<?x8xf32>, tensor<?x16xf32>
 }

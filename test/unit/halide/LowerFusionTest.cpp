@@ -161,6 +161,67 @@ TEST_F(HalideLower, FusedLinearResidualLayerNorm) {
             "");
 }
 
+/// A post-norm feed-forward block as one group over [?, ?, D] rows: linear to `hidden`,
+/// ReLU, linear back to D, the residual add and layer_norm.
+std::string feedForwardNorm(int64_t d, int64_t hidden) {
+  std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
+  std::string h = "tensor<?x?x" + std::to_string(hidden) + "xf32>";
+  std::string w1 = "tensor<" + std::to_string(hidden) + "x" + std::to_string(d) + "xf32>";
+  std::string b1 = "tensor<" + std::to_string(hidden) + "xf32>";
+  std::string w2 = "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>";
+  std::string v = "tensor<" + std::to_string(d) + "xf32>";
+  return "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " +
+         w1 + ", " + b1 + ", " + w2 + ", " + v + ", " + v + ", " + v + ") -> " + x +
+         " {\n^bb0(%x: " + x + ", %w1: " + w1 + ", %b1: " + b1 + ", %w2: " + w2 +
+         ", %b2: " + v + ", %g: " + v + ", %be: " + v +
+         "):\n  %l = kiln.linear %x, %w1, %b1 : (" + x + ", " + w1 + ", " + b1 + ") -> " +
+         h + "\n  %r = kiln.relu %l : " + h + "\n  %m = kiln.linear %r, %w2, %b2 : (" +
+         h + ", " + w2 + ", " + v + ") -> " + x + "\n  %s = kiln.add %x, %m : (" + x +
+         ", " + x + ") -> " + x +
+         "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + x + ", " +
+         v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}";
+}
+
+TEST_F(HalideLower, FusedFeedForwardResidualLayerNorm) {
+  // Both linears are stages computed whole, the second reading the first's ReLU'd
+  // value: K = 96 takes the panel schedule, the model's 512 -> 2048 -> 512 the
+  // dot-product one, at a decode step's rows (1 and 8) and an encoder's.
+  for (auto [d, hidden] :
+       std::vector<std::pair<int64_t, int64_t>>{{24, 96}, {512, 2048}}) {
+    std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
+    std::string v = "tensor<" + std::to_string(d) + "xf32>";
+    load({x, "tensor<" + std::to_string(hidden) + "x" + std::to_string(d) + "xf32>",
+          "tensor<" + std::to_string(hidden) + "xf32>",
+          "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>", v, v,
+          v},
+         x, feedForwardNorm(d, hidden));
+    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}})
+      checkRandom({{b, s, d}, {hidden, d}, {hidden}, {d, hidden}, {d}, {d}, {d}});
+  }
+}
+
+TEST_F(HalideLower, StageReadByAQuantizedLinearIsAnError) {
+  // A quantized_linear reads its input from memory: no stage can feed it.
+  const std::string x = "tensor<4x8xf32>", w = "tensor<8x8xf32>", v = "tensor<8xf32>",
+                    q = "tensor<8x8xi8>";
+  std::string error = harness.load(oneOpModule(
+      {x, w, v, q, v, v, v}, x,
+      "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " + w +
+          ", " + v + ", " + q + ", " + v + ", " + v + ", " + v + ") -> " + x +
+          " {\n^bb0(%x: " + x + ", %w: " + w + ", %b: " + v + ", %q: " + q +
+          ", %qs: " + v + ", %g: " + v + ", %be: " + v +
+          "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " + w + ", " + v + ") -> " +
+          x + "\n  %m = kiln.quantized_linear %l, %q, %qs, %b : (" + x + ", " + q + ", " +
+          v + ", " + v + ") -> " + x + "\n  %s = kiln.add %x, %m : (" + x + ", " + x +
+          ") -> " + x +
+          "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + x + ", " +
+          v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}"));
+  EXPECT_NE(error.find("a kiln.fusion has one anchor, and 'kiln.linear' is already this "
+                       "group's"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(HalideLower, FusedElementwiseChain) {
   // No anchor: scale, a broadcast add, sub and ReLU as one pointwise kernel. (A boolean
   // mask cannot be a one-op module's input, so masked_fill is left to the models.)
