@@ -14,8 +14,7 @@
 // group without an anchor is one pointwise kernel of its chain, which may gather its
 // input rows (an embedding) and compute its positions (a range) and their encodings (a
 // sinusoid) where it reads them: they are expressions of the element's index, like the
-// chain itself. Each
-// body argument is one kernel input, in order.
+// chain itself. Each body argument is one kernel input, in order.
 //
 //===----------------------------------------------------------------------===//
 
