@@ -9,12 +9,18 @@
 //     whose result only that prologue reads (the sublayer's output projection) as the
 //     group's first stage, computed whole inside the kernel before the rows are
 //     normalised (a row needs every column of the product), so the linear, the
-//     residual add and the norm are one kernel instead of two;
+//     residual add and the norm are one kernel instead of two; and when that linear
+//     reads another linear's value through elementwise ops alone (a feed-forward
+//     block: linear, ReLU, linear), that linear and its epilogue too, computed whole
+//     before it: the block, the residual add and the norm are one kernel;
 //  2. a linear (kiln.linear or, over int8 weights, kiln.quantized_linear), matmul,
 //     layer_norm or rms_norm takes the chain of elementwise ops that consumes its
 //     result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
 //     output tile while it is in registers;
-//  3. what is left of elementwise chains becomes one pointwise kernel per chain.
+//  3. what is left of elementwise chains becomes one pointwise kernel per chain, which
+//     also computes the values it alone reads that are expressions of the element's
+//     index: an embedding's gathered rows, a range of positions and their sinusoids
+//     (a model's input layer: rows * sqrt(d) + positions, one kernel instead of four).
 //
 // Only values read by one op stay inside a group: a value with several readers is
 // stored once rather than recomputed in each (as XLA's fusion does by default), and a
@@ -57,6 +63,10 @@ Value normalizedInput(Operation *op) {
   return nullptr;
 }
 
+/// Ops whose values an elementwise group can compute where it reads them (sources):
+/// gathers and position encodings, expressions of the element's index.
+bool isSource(Operation *op) { return isa<EmbeddingOp, RangeOp, SinusoidOp>(op); }
+
 /// Ops that a normalisation group can compute as its first stage: the linears, over
 /// f32, bf16 or int8 weights.
 bool isStage(Operation *op) { return isa<LinearOp, QuantizedLinearOp>(op); }
@@ -89,6 +99,10 @@ public:
     for (Operation &op : block)
       if (isElementwise(&op) && !claimed.count(&op))
         growEpilogue(startGroup(&op));
+    // Readers first: a range joins the group that its sinusoid joined.
+    for (Operation &op : llvm::reverse(block))
+      if (isSource(&op))
+        joinAsSource(&op);
     for (Operation &op : block)
       if (!isKernelFree(&op) && !inGroup(&op))
         unfused.emplace_back(&op, whyUnfused(&op));
@@ -100,6 +114,12 @@ public:
   /// The ops left outside every group, each with the reason, in program order.
   llvm::ArrayRef<std::pair<Operation *, std::string>> unfusedOps() const {
     return unfused;
+  }
+
+  /// The linears that a normalisation group's stage reads but that the group does not
+  /// compute, each with the reason.
+  llvm::ArrayRef<std::pair<Operation *, std::string>> notComputedBefore() const {
+    return notBefore;
   }
 
 private:
@@ -127,6 +147,10 @@ private:
                   notStage->second;
       return reason;
     }
+    auto notSource = notSources.find(op);
+    if (notSource != notSources.end())
+      return "no group of elementwise ops computes it where it reads it: " +
+             notSource->second;
     if (!isElementwise(op))
       return "only elementwise ops join groups, and only linear, matmul, layer_norm and "
              "rms_norm "
@@ -181,6 +205,41 @@ private:
            "op";
   }
 
+  /// Why `source`'s value cannot be computed inside the group of its reader; "" when it
+  /// can.
+  std::string whyNotSource(Operation *source) const {
+    Value value = source->getResult(0);
+    if (!value.hasOneUse())
+      return "its result has " + usesText(value) +
+             ", and a value with several readers is stored once, not recomputed";
+    Operation *user = *value.user_begin();
+    auto found = claimed.find(user);
+    if (found == claimed.end())
+      return "its only reader, " + opName(user) + ", is in no kernel group";
+    for (Operation *op : groups[found->second].ops)
+      if (isAnchor(op))
+        return "its reader " + opName(user) + " is in the group of " + opName(op) +
+               ", and only a group of elementwise ops computes sources";
+    if (isa<EmbeddingOp>(user))
+      return "its reader is an embedding, which gathers rows by stored ids";
+    return "";
+  }
+
+  /// Takes `source` into the group of its only reader, or records why not.
+  void joinAsSource(Operation *source) {
+    std::string reason = whyNotSource(source);
+    if (!reason.empty()) {
+      notSources[source] = reason;
+      return;
+    }
+    size_t group = claimed.find(*source->getResult(0).user_begin())->second;
+    auto &ops = groups[group].ops;
+    ops.insert(
+        llvm::find_if(ops, [&](Operation *op) { return source->isBeforeInBlock(op); }),
+        source);
+    claimed[source] = group;
+  }
+
   void growEpilogue(size_t group) {
     Operation *tail = groups[group].ops.back();
     while (whyNotEpilogue(tail->getResult(0)).empty()) {
@@ -208,8 +267,11 @@ private:
     }
     if (prologue.empty())
       return;
-    if (Operation *stage = findStage(prologue, rowType))
+    if (Operation *stage = findStage(prologue, rowType)) {
       prologue.insert(stage);
+      for (Operation *op : stageBefore(stage))
+        prologue.insert(op);
+    }
     size_t group = startGroup(norm);
     llvm::SmallVector<Operation *, 4> ops(prologue.begin(), prologue.end());
     llvm::sort(ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -241,6 +303,53 @@ private:
       return nullptr;
     }
     return stage;
+  }
+
+  /// The linear that `stage` reads through elementwise ops of its input's type, with
+  /// those ops, when the group can compute them whole before `stage`: each value read
+  /// by the next op alone, `stage` an f32 or bf16 linear (a quantized_linear reads its
+  /// input from memory) over a static K. Empty when there is none; records why for a
+  /// linear that misses.
+  llvm::SmallVector<Operation *, 4> stageBefore(Operation *stage) {
+    Value input = stage->getOperand(0);
+    llvm::SmallVector<Operation *, 4> chain;
+    std::string reason;
+    for (Value value = input;;) {
+      Operation *producer = value.getDefiningOp();
+      if (!producer || value.getType() != input.getType() ||
+          !(isStage(producer) || isElementwise(producer)))
+        return {};
+      chain.push_back(producer);
+      if (reason.empty() && !value.hasOneUse())
+        reason = "its value reaches " + opName(stage) + " through a value with " +
+                 usesText(value) + ", which is stored once, not recomputed";
+      if (reason.empty() && claimed.count(producer))
+        reason = "its value reaches " + opName(stage) + " through " + opName(producer) +
+                 ", already in another group";
+      if (isStage(producer))
+        break;
+      // The chain goes on through the one operand that an elementwise op or a linear
+      // computes; others are inputs of the group (a bias).
+      llvm::SmallVector<Value, 2> computed;
+      for (Value operand : producer->getOperands())
+        if (Operation *p = operand.getDefiningOp();
+            p && (isStage(p) || isElementwise(p)) && operand.getType() == input.getType())
+          computed.push_back(operand);
+      if (computed.size() != 1)
+        return {};
+      value = computed.front();
+    }
+    if (reason.empty() && !isa<LinearOp>(stage))
+      reason = "the linear that reads it is a " + opName(stage) +
+               ", which reads its input from memory";
+    if (reason.empty() &&
+        ShapedType::isDynamic(input.getType().cast<ShapedType>().getShape().back()))
+      reason = "the linear that reads it has a dynamic K";
+    if (!reason.empty()) {
+      notBefore.emplace_back(chain.back(), reason);
+      return {};
+    }
+    return chain;
   }
 
   /// Replaces the group's ops by one kiln.fusion at its last op.
@@ -276,8 +385,11 @@ private:
   /// The group that each claimed op belongs to.
   llvm::DenseMap<Operation *, size_t> claimed;
   std::vector<std::pair<Operation *, std::string>> unfused;
+  std::vector<std::pair<Operation *, std::string>> notBefore;
   /// Why each linear read by a normalisation's prologue is not that group's first stage.
   llvm::DenseMap<Operation *, std::string> notStages;
+  /// Why each embedding, range or sinusoid is not computed in its reader's group.
+  llvm::DenseMap<Operation *, std::string> notSources;
 };
 
 struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
@@ -293,6 +405,12 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
     for (const auto &[op, reason] : grouper.unfusedOps())
       emitRemark(op->getLoc()) << op->getName()
                                << " not fused into a kernel group: " << reason;
+    for (const auto &[op, reason] : grouper.notComputedBefore())
+      emitRemark(op->getLoc())
+          << op->getName()
+          << " not computed inside the normalisation group of the linear that reads "
+             "it: "
+          << reason;
   }
 };
 

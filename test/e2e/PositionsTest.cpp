@@ -77,11 +77,12 @@ TEST_F(Positions, OnlyTheUnprovenGatherIsChecked) {
   ASSERT_TRUE(manifest);
   auto checked = [](const std::set<std::string> &kernels) {
     return llvm::count_if(kernels, [](const std::string &name) {
-      return llvm::StringRef(name).endswith("_embedding_checked");
+      return llvm::StringRef(name).endswith("_checked");
     });
   };
   // unbounded: the token gather is proven by the ids' bounds, the position one is not;
-  // bounded: both are proven.
+  // bounded: both are proven. (Both gathers are in the kernel of the add that reads
+  // them, named for the check it makes.)
   EXPECT_EQ(checked(kernelsOf(*manifest->getAsObject(), "unbounded")), 1);
   EXPECT_EQ(checked(kernelsOf(*manifest->getAsObject(), "bounded")), 0);
 }

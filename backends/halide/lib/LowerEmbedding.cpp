@@ -46,48 +46,18 @@ void printEmbedding(EmbeddingOp op, llvm::raw_ostream &os) {
     os << "{proven}";
 }
 
-/// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
-/// along d. Ids proven in range are used as they are; others are checked (a Halide
-/// `require`, which the runtime reports as "embedding of 'wpe.weight' (32 rows): index
-/// 39 out of range"), never clamped: a clamped id is a wrong row, silently. Either way
-/// bounds inference is promised the table's rows, as it cannot see the proof or the
-/// check. On a GPU target the checked ids are a stage of their own that runs on the
-/// host (PointwiseKernel::onHost): device code cannot raise the message, and the ids
-/// are a few integers per token.
+/// The gathered rows as a kernel of their own (embeddingAt).
 FailureOr<KernelAlgorithm> lowerEmbedding(EmbeddingOp op, const Halide::Target &target) {
   ImageParam table = makeInput(op.table(), "table"), ids = makeInput(op.ids(), "ids");
   Extents tableExt = extentsOf(tensorType(op.table()));
   Extents extents = extentsOf(tensorType(op.result()));
   std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
-  std::vector<Var> idVars(vars.begin() + 1, vars.end());
-  Expr rows = extentOf(table, tableExt, 1);
-  Expr id = ids(idVars);
   KernelAlgorithm algorithm{{table, ids}, {}};
-  if (embeddingChecksIds(op)) {
-    // Halide joins the message's parts with spaces: a static row count goes in the text.
-    std::string what = std::string(abi::kRequirementMarker) + "embedding of '" +
-                       gatherTableName(op.table());
-    int64_t staticRows = tensorType(op.table()).getDimSize(0);
-    id =
-        ShapedType::isDynamic(staticRows)
-            ? Halide::require(id >= 0 && id < rows, id, what + "' (a table of", rows,
-                              "rows): index", id, "out of range")
-            : Halide::require(id >= 0 && id < rows, id,
-                              what + "' (" + std::to_string(staticRows) + " rows): index",
-                              id, "out of range");
-    if (target.has_gpu_feature()) {
-      Func checked("checked_ids");
-      checked(idVars) = id;
-      id = checked(idVars);
-      algorithm.stages.push_back(
-          PointwiseKernel{checked, idVars, extentsOf(tensorType(op.ids())), true});
-    }
-  }
   Func output("result");
-  output(vars) = table(vars[0], Halide::unsafe_promise_clamped(id, 0, rows - 1));
+  output(vars) = embeddingAt(op, table, ids, asExprs(vars), target, algorithm.stages);
   std::vector<Expr> source = {extentOf(table, tableExt, 0)};
-  for (size_t d = 0; d < idVars.size(); ++d)
-    source.push_back(ids.dim(static_cast<int>(d)).extent());
+  for (int d = 0; d + 1 < static_cast<int>(extents.size()); ++d)
+    source.push_back(ids.dim(d).extent());
   algorithm.stages.push_back(finishPointwise(output, vars, extents, source));
   return algorithm;
 }
@@ -157,34 +127,17 @@ struct ReducedAngle {
   Expr quadrant, sinR, cosR;
 };
 
-/// PE(d, p) = sin(p w(d)) for even d, cos(p w(d)) for odd d, w(d) = 10000^-(2 floor(d/2)
-/// / D), to f32 rounding of the interpreter's double. In f32 the angle alone would be
-/// off by up to 1.2e-4 at p = 2048 (p w rounded to 24 bits; the tolerance is 1e-5), and
-/// Halide 14's sin/cos are scalar libm calls (fast_sin/fast_cos are 1e-5 absolute), so
-/// the kernel works in f64 with its own vectorisable sin and cos: the angle p w(d)
-/// (w(d) computed in double here, as the interpreter does, and compiled into the
-/// kernel as a D-entry table), reduced to r in [-pi/4, pi/4] and quadrant q, then the
-/// Taylor series of sin or cos of r as q and the column's parity pick. It is a small
-/// table ([S, D] for a sequence of S), so the f64 work costs little: [128, 512] in
-/// 72 us on one core (SchedulesCpu.cpp).
+/// The positions' sinusoids as a kernel of their own (sinusoidAt).
 KernelAlgorithm lowerSinusoid(SinusoidOp op) {
   ImageParam positions = makeInput(op.positions(), "positions");
   Extents extents = extentsOf(tensorType(op.result()));
-  int features = static_cast<int>(extents[0]); // static, positive, even: the verifier
-  Halide::Buffer<double> frequency(features, "sinusoid_frequency");
-  for (int d = 0; d < features; ++d)
-    frequency(d) = 1.0 / std::pow(10000.0, double(d / 2 * 2) / features);
-
   std::vector<Var> vars = makeVars(static_cast<int>(extents.size()));
-  std::vector<Var> positionVars(vars.begin() + 1, vars.end());
-  Var d = vars[0];
-  ReducedAngle angle(Halide::cast<double>(positions(positionVars)) * frequency(d));
   Func output("result");
-  // cos(x) = sin(x + pi/2): odd columns are a quarter turn ahead.
-  output(vars) = Halide::cast<float>(angle.sinPlusQuarterTurns(d & 1));
-  std::vector<Expr> source = {features};
-  for (size_t i = 0; i < positionVars.size(); ++i)
-    source.push_back(positions.dim(static_cast<int>(i)).extent());
+  std::vector<Var> positionVars(vars.begin() + 1, vars.end());
+  output(vars) = sinusoidAt(op, positions(positionVars), vars[0]);
+  std::vector<Expr> source = {static_cast<int>(extents[0])};
+  for (int d = 0; d + 1 < static_cast<int>(extents.size()); ++d)
+    source.push_back(positions.dim(d).extent());
   return {{positions}, {finishPointwise(output, vars, extents, source)}};
 }
 
@@ -269,6 +222,68 @@ KernelAlgorithm lowerCausalMask(CausalMaskOp op) {
 }
 
 } // namespace
+
+/// result(d, i...) = table(d, ids(i...)): one gathered row per id, copied with vectors
+/// along d. Ids proven in range are used as they are; others are checked (a Halide
+/// `require`, which the runtime reports as "embedding of 'wpe.weight' (32 rows): index
+/// 39 out of range"), never clamped: a clamped id is a wrong row, silently. Either way
+/// bounds inference is promised the table's rows, as it cannot see the proof or the
+/// check. On a GPU target the checked ids are a stage of their own that runs on the
+/// host (PointwiseKernel::onHost): device code cannot raise the message, and the ids
+/// are a few integers per token.
+Expr kiln::halide_backend::embeddingAt(EmbeddingOp op, const ImageParam &table,
+                                       const ImageParam &ids,
+                                       const std::vector<Expr> &index,
+                                       const Halide::Target &target,
+                                       llvm::SmallVectorImpl<KernelDescription> &stages) {
+  Expr rows = extentOf(table, extentsOf(tensorType(op.table())), 1);
+  std::vector<Var> idVars = makeVars(static_cast<int>(tensorType(op.ids()).getRank()));
+  Expr id = ids(idVars);
+  bool checked = embeddingChecksIds(op);
+  if (checked) {
+    // Halide joins the message's parts with spaces: a static row count goes in the text.
+    std::string what = std::string(abi::kRequirementMarker) + "embedding of '" +
+                       gatherTableName(op.table());
+    int64_t staticRows = tensorType(op.table()).getDimSize(0);
+    id =
+        ShapedType::isDynamic(staticRows)
+            ? Halide::require(id >= 0 && id < rows, id, what + "' (a table of", rows,
+                              "rows): index", id, "out of range")
+            : Halide::require(id >= 0 && id < rows, id,
+                              what + "' (" + std::to_string(staticRows) + " rows): index",
+                              id, "out of range");
+  }
+  // Inlined, unless it is the host stage of a GPU target.
+  Func rowIds(checked ? "checked_ids" : "row_ids");
+  rowIds(idVars) = id;
+  if (checked && target.has_gpu_feature())
+    stages.push_back(
+        PointwiseKernel{rowIds, idVars, extentsOf(tensorType(op.ids())), true});
+  std::vector<Expr> idIndex(index.begin() + 1, index.end());
+  return table(index[0], Halide::unsafe_promise_clamped(rowIds(idIndex), 0, rows - 1));
+}
+
+/// PE(d, p) = sin(p w(d)) for even d, cos(p w(d)) for odd d, w(d) = 10000^-(2 floor(d/2)
+/// / D), to f32 rounding of the interpreter's double. In f32 the angle alone would be
+/// off by up to 1.2e-4 at p = 2048 (p w rounded to 24 bits; the tolerance is 1e-5), and
+/// Halide 14's sin/cos are scalar libm calls (fast_sin/fast_cos are 1e-5 absolute), so
+/// the kernel works in f64 with its own vectorisable sin and cos: the angle p w(d)
+/// (w(d) computed in double here, as the interpreter does, and compiled into the
+/// kernel as a D-entry table), reduced to r in [-pi/4, pi/4] and quadrant q, then the
+/// Taylor series of sin or cos of r as q and the column's parity pick. It is a small
+/// table ([S, D] for a sequence of S), so the f64 work costs little: [128, 512] in
+/// 72 us on one core (SchedulesCpu.cpp).
+Expr kiln::halide_backend::sinusoidAt(SinusoidOp op, const Expr &position,
+                                      const Expr &d) {
+  // Static, positive, even: the verifier.
+  int features = static_cast<int>(tensorType(op.result()).getShape().back());
+  Halide::Buffer<double> frequency(features, "sinusoid_frequency");
+  for (int i = 0; i < features; ++i)
+    frequency(i) = 1.0 / std::pow(10000.0, double(i / 2 * 2) / features);
+  ReducedAngle angle(Halide::cast<double>(position) * frequency(d));
+  // cos(x) = sin(x + pi/2): odd columns are a quarter turn ahead.
+  return Halide::cast<float>(angle.sinPlusQuarterTurns(d & 1));
+}
 
 bool kiln::halide_backend::embeddingChecksIds(Operation *op) {
   auto embedding = dyn_cast<EmbeddingOp>(op);

@@ -8,9 +8,13 @@
 // Scheduler.cpp as for the anchor alone. A normalisation's group may start with a
 // linear or quantized_linear that its prologue reads: the linear's own stages come first
 // in the pipeline, each with its own schedule and computed whole (the scheduler's
-// compute_root), since every row the norm reduces needs all of the linear's columns. A
-// group without an anchor is one pointwise kernel of its chain. Each body argument is one
-// kernel input, in order.
+// compute_root), since every row the norm reduces needs all of the linear's columns.
+// That linear may itself read an earlier linear's value, with its epilogue (a feed-
+// forward block's first linear and ReLU), computed whole before it the same way. A
+// group without an anchor is one pointwise kernel of its chain, which may gather its
+// input rows (an embedding) and compute its positions (a range) and their encodings (a
+// sinusoid) where it reads them: they are expressions of the element's index, like the
+// chain itself. Each body argument is one kernel input, in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,35 +46,84 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
 }
 
 /// What a group computes besides elementwise ops: its anchor (null: none) and the
-/// linears (f32 or quantized) computed before it (at most one, as kiln-fuse-kernels
-/// forms groups).
+/// linears (f32 or quantized) computed before it, in order (at most two, as
+/// kiln-fuse-kernels forms groups: a feed-forward block's).
 struct GroupOps {
   Operation *anchor = nullptr;
   llvm::SmallVector<Operation *, 1> stages;
 };
 
-/// Whether `op` is a linear or quantized_linear that a normalisation group can compute
-/// first: it reads group inputs only, and only elementwise ops of the group's shape
-/// read it.
-bool isFirstStage(Operation &op) {
-  if (!isa<LinearOp, QuantizedLinearOp>(op) ||
-      op.getResult(0).getType() != op.getParentOp()->getResult(0).getType())
-    return false;
-  return llvm::all_of(op.getOperands(), [](Value v) { return v.isa<BlockArgument>(); }) &&
-         llvm::all_of(op.getUsers(),
-                      [](Operation *user) { return bool(pointwiseFormula(user)); });
+/// Ops that an elementwise group without an anchor computes where it reads them, from
+/// group inputs or each other: their values are expressions of the element's index.
+bool isSource(Operation *op) { return isa<EmbeddingOp, SinusoidOp, RangeOp>(op); }
+
+/// Whether source `op` reads what it can compute from: an embedding group inputs only
+/// (it gathers rows of the table by ids it is handed), the others group inputs or
+/// other sources (a sinusoid of a range's positions).
+bool readsWhatItComputesFrom(Operation *op) {
+  return llvm::all_of(op->getOperands(), [op](Value v) {
+    return v.isa<BlockArgument>() ||
+           (!isa<EmbeddingOp>(op) && isSource(v.getDefiningOp()));
+  });
 }
 
-/// The group's anchor and first stages; emits an error and fails when the body is not
+/// Whether `value` is `stage`'s result or computed from it by elementwise ops.
+bool computedFrom(Value value, Operation *stage) {
+  Operation *producer = value.getDefiningOp();
+  if (producer == stage)
+    return true;
+  return producer && pointwiseFormula(producer) &&
+         llvm::any_of(producer->getOperands(),
+                      [&](Value operand) { return computedFrom(operand, stage); });
+}
+
+/// Whether `op` is a linear or quantized_linear that a normalisation group can compute
+/// whole before its anchor, after the stages `before`: it reads group inputs, except
+/// that an f32 or bf16 linear after another stage reads that stage's value (through
+/// the stage's elementwise epilogue, a bias or activation) as its input, over a static
+/// K; and only elementwise ops and linears read it.
+bool isStage(Operation &op, llvm::ArrayRef<Operation *> before) {
+  if (!isa<LinearOp, QuantizedLinearOp>(op))
+    return false;
+  for (OpOperand &use : op.getOpOperands()) {
+    Value operand = use.get();
+    if (operand.isa<BlockArgument>())
+      continue;
+    if (use.getOperandNumber() != 0 || before.empty() || !isa<LinearOp>(op) ||
+        ShapedType::isDynamic(tensorType(operand).getShape().back()) ||
+        !computedFrom(operand, before.back()))
+      return false;
+  }
+  return llvm::all_of(op.getUsers(), [](Operation *user) {
+    return pointwiseFormula(user) || isa<LinearOp>(user);
+  });
+}
+
+/// The group's anchor and stages; emits an error and fails when the body is not
 /// what this lowering composes: elementwise ops of the result's shape around at most
 /// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input,
-/// which may read a first stage through elementwise ops.
+/// which may read stages through elementwise ops; without an anchor, sources
+/// (embeddings, ranges, sinusoids) may feed the elementwise ops.
 FailureOr<GroupOps> findAnchor(FusionOp fusion) {
   GroupOps group;
   Operation *&anchor = group.anchor;
+  Operation *source = nullptr;
   for (Operation &op : fusion.getBody()->without_terminator()) {
+    if (isSource(&op)) {
+      source = &op;
+      if (!readsWhatItComputesFrom(&op)) {
+        op.emitError() << "'" << op.getName()
+                       << "' in a kiln.fusion must read group inputs (or, unless it "
+                          "is an embedding, ranges and sinusoids of the group)";
+        return failure();
+      }
+      continue;
+    }
     if (pointwiseFormula(&op)) {
-      if (op.getResult(0).getType() != fusion.getType()) {
+      // The epilogue of a stage that a later linear reads has the stage's type.
+      bool stageEpilogue = anchor && isa<LinearOp, QuantizedLinearOp>(anchor) &&
+                           op.getResult(0).getType() == anchor->getResult(0).getType();
+      if (op.getResult(0).getType() != fusion.getType() && !stageEpilogue) {
         op.emitError() << "an elementwise op in a kiln.fusion must have the "
                           "group's result type "
                        << fusion.getType() << ", got " << op.getResult(0).getType();
@@ -86,8 +139,8 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
       return failure();
     }
     if (anchor) {
-      // Only the last op of this kind anchors the group: before it, first stages.
-      if (!group.stages.empty() || !isFirstStage(*anchor)) {
+      // Only the last op of this kind anchors the group: before it, stages.
+      if (!isStage(*anchor, group.stages)) {
         op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
                        << "' is already this group's";
         return failure();
@@ -96,11 +149,20 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
     }
     anchor = &op;
   }
-  if (!group.stages.empty() && !isa<LayerNormOp, RmsNormOp>(anchor)) {
+  if (!group.stages.empty() &&
+      (!isa<LayerNormOp, RmsNormOp>(anchor) ||
+       group.stages.back()->getResult(0).getType() != fusion.getType())) {
     group.stages.front()->emitError()
         << "a linear computed first in a kiln.fusion must be read by a layer_norm's or "
            "rms_norm's prologue, and this group's anchor is '"
         << anchor->getName() << "'";
+    return failure();
+  }
+  if (source && anchor) {
+    source->emitError() << "'" << source->getName()
+                        << "' joins only a kiln.fusion without an anchor, and this "
+                           "group's anchor is '"
+                        << anchor->getName() << "'";
     return failure();
   }
   if (!anchor)
@@ -126,7 +188,8 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
 /// Func, its epilogue around the anchor's value.
 class GroupBoundary : public KernelBoundary {
 public:
-  explicit GroupBoundary(FusionOp fusion) : fusion_(fusion) {
+  explicit GroupBoundary(FusionOp fusion, const Halide::Target &target)
+      : fusion_(fusion), target_(target) {
     for (auto operand : llvm::enumerate(fusion.getOperands()))
       inputs_.emplace_back(
           makeInput(operand.value(), "in" + std::to_string(operand.index())),
@@ -164,7 +227,38 @@ public:
     return params;
   }
 
-  const KernelInputs &kernelInputs() const { return inputs_; }
+  /// The inputs as a pointwise kernel of the group's shape reads them: those that only
+  /// sources read (a table, ids, positions, a range's `like`) are not indexed by the
+  /// output's dimensions, so no extent of theirs is the output's (empty extents).
+  KernelInputs pointwiseInputs() {
+    KernelInputs inputs = inputs_;
+    for (unsigned i = 0; i < inputs.size(); ++i)
+      if (!readElementwise(i))
+        inputs[i].second.clear();
+    return inputs;
+  }
+
+  /// Host stages that the sources need (a GPU target's id checks), computed first.
+  const llvm::SmallVector<KernelDescription, 1> &sourceStages() const {
+    return sourceStages_;
+  }
+
+  /// Pins the dynamic extents of the ids that embeddings read to the output's (`out`):
+  /// an id's dimension d is the gathered value's d + 1 (dimension 0 is the row's).
+  void tieGatheredIds(OutputImageParam out) {
+    for (Operation &op : fusion_.getBody()->without_terminator()) {
+      auto embedding = dyn_cast<EmbeddingOp>(op);
+      if (!embedding)
+        continue;
+      Extents valueExt = extentsOf(tensorType(embedding.result()));
+      const auto &[ids, idExt] =
+          inputs_[embedding.ids().cast<BlockArgument>().getArgNumber()];
+      for (size_t d = 0; d < idExt.size(); ++d)
+        if (idExt[d] == kDynamicExtent && valueExt[d + 1] != 1)
+          ids.dim(static_cast<int>(d))
+              .set_extent(out.dim(static_cast<int>(d + 1)).extent());
+    }
+  }
 
   /// The value of `value` (a body argument, the anchor's result or an elementwise op's)
   /// at `vars`, the Vars of a value of the group's shape.
@@ -178,6 +272,8 @@ public:
     if (stage != stageValues_.end())
       return stage->second(vars);
     Operation *producer = value.getDefiningOp();
+    if (isSource(producer))
+      return sourceAt(producer, broadcastIndex(extentsOf(tensorType(value)), vars));
     PointwiseFormula formula = pointwiseFormula(producer);
     if (!formula) {
       assert(anchorValue_.defined() && "only the epilogue reads the anchor's value");
@@ -189,15 +285,37 @@ public:
     return formula(operands);
   }
 
-  /// Makes `stage`, the output of a first stage's pipeline, the value of `linear`'s
-  /// result, and ties the linear's input (operand 0) to the group's output (below):
-  /// its rows are the output's, only its last dimension (K) differs.
-  void addStage(Operation *linear, Func stage) {
-    stageValues_[linear->getResult(0)] = stage;
-    tiedFrom_[linear->getOperand(0).cast<BlockArgument>().getArgNumber()] = 1;
+  /// Makes `stage`, the output of a stage's pipeline, the value of `read` (the
+  /// `linear`'s result, or its epilogue's that the next stage reads), and ties the
+  /// linear's input (operand 0), when it is a group input, to the group's output
+  /// (below): its rows are the output's, only its last dimension (K) differs.
+  void addStage(Operation *linear, Value read, Func stage) {
+    stageValues_[read] = stage;
+    Value input = linear->getOperand(0);
+    if (auto arg = input.dyn_cast<BlockArgument>()) {
+      tiedFrom_[arg.getArgNumber()] = 1;
+      stageRows_[read] = inputs_[arg.getArgNumber()].first;
+    } else {
+      stageRows_[read] = stageRows_.lookup(input);
+    }
   }
 
-  /// Pins the dynamic extents of the inputs that the elementwise ops and first stages
+  /// The stage output that holds `value`, with the group input whose extents it has
+  /// past its last dimension.
+  Operand stageOperand(Value value) const {
+    return {stageValues_.lookup(value), stageRows_.lookup(value)};
+  }
+
+  /// What a stage stores given its linear's `value` at `vars`: `read`, the value the
+  /// next stage reads, computed from it by the stage's epilogue.
+  Expr storeStage(Value read, Expr value, const std::vector<Var> &vars) {
+    anchorValue_ = value;
+    Expr stored = valueAt(read, vars);
+    anchorValue_ = Expr();
+    return stored;
+  }
+
+  /// Pins the dynamic extents of the inputs that the elementwise ops and stages
   /// read, where they do not broadcast, to the output's (`out`): every value they make
   /// has its shape.
   void tieReadInputs(OutputImageParam out) {
@@ -215,12 +333,47 @@ public:
   }
 
 private:
+  /// Whether an elementwise op of the body reads input `i`.
+  bool readElementwise(unsigned i) {
+    return llvm::any_of(fusion_.getBody()->getArgument(i).getUsers(),
+                        [](Operation *user) { return !isSource(user); });
+  }
+
+  /// The value of source `op` (an embedding, range or sinusoid) at `index`.
+  Expr sourceAt(Operation *op, const std::vector<Expr> &index) {
+    if (isa<RangeOp>(op))
+      return index[0];
+    if (auto sinusoid = dyn_cast<SinusoidOp>(op))
+      return sinusoidAt(sinusoid,
+                        operandAt(sinusoid.positions(),
+                                  std::vector<Expr>(index.begin() + 1, index.end())),
+                        index[0]);
+    auto embedding = cast<EmbeddingOp>(op);
+    auto inputOf = [&](Value operand) -> const ImageParam & {
+      return inputs_[operand.cast<BlockArgument>().getArgNumber()].first;
+    };
+    return embeddingAt(embedding, inputOf(embedding.table()), inputOf(embedding.ids()),
+                       index, target_, sourceStages_);
+  }
+
+  /// A source's operand at `index`: a group input's element or another source's value.
+  Expr operandAt(Value operand, const std::vector<Expr> &index) {
+    if (auto arg = operand.dyn_cast<BlockArgument>())
+      return inputs_[arg.getArgNumber()].first(index);
+    return sourceAt(operand.getDefiningOp(), index);
+  }
+
   FusionOp fusion_;
+  Halide::Target target_;
   KernelInputs inputs_;
+  /// The sources' host stages.
+  llvm::SmallVector<KernelDescription, 1> sourceStages_;
   /// The inputs read by elementwise ops.
   std::set<unsigned> read_;
-  /// The first stages' outputs, by the value of the group they compute.
+  /// The stages' outputs, by the value of the group they compute.
   llvm::DenseMap<Value, Func> stageValues_;
+  /// The group input whose extents each stage output has past its last dimension.
+  llvm::DenseMap<Value, ImageParam> stageRows_;
   /// The inputs to tie to the output, each from its first Halide dimension on.
   std::map<unsigned, size_t> tiedFrom_;
   /// The input whose extents the prologue's result has.
@@ -229,42 +382,58 @@ private:
   Expr anchorValue_;
 };
 
-/// A first stage as its lowering sees the group: the group's inputs, its value stored
-/// as it is (the norm's prologue reads it).
+/// A stage as its lowering sees the group: the group's inputs or the stage before, and
+/// the value that the next stage or the norm's prologue reads stored.
 class StageBoundary : public KernelBoundary {
 public:
-  explicit StageBoundary(GroupBoundary &group) : group_(group) {}
+  StageBoundary(GroupBoundary &group, Value read) : group_(group), read_(read) {}
   ImageParam input(Value operand, const std::string &name) override {
     return group_.input(operand, name);
   }
   Operand operand(Value operand, const std::string &name) override {
+    if (!operand.isa<BlockArgument>())
+      return group_.stageOperand(operand);
     ImageParam param = input(operand, name);
     return {param, param};
   }
-  Expr store(Expr value, const std::vector<Var> &) override { return value; }
+  Expr store(Expr value, const std::vector<Var> &vars) override {
+    return group_.storeStage(read_, value, vars);
+  }
   std::vector<ImageParam> inputs() const override { return group_.inputs(); }
 
 private:
   GroupBoundary &group_;
+  Value read_;
 };
 
 FailureOr<KernelAlgorithm> lowerFusion(FusionOp fusion, const Halide::Target &target) {
   FailureOr<GroupOps> ops = findAnchor(fusion);
   if (failed(ops))
     return failure();
-  GroupBoundary group(fusion);
-  if (!ops->anchor)
-    return lowerPointwiseKernel(tensorType(fusion.getResult()), group.kernelInputs(),
-                                [&](const std::vector<Var> &vars) {
-                                  return group.valueAt(fusion.yielded(), vars);
-                                });
+  GroupBoundary group(fusion, target);
+  if (!ops->anchor) {
+    KernelAlgorithm chain =
+        lowerPointwiseKernel(tensorType(fusion.getResult()), group.pointwiseInputs(),
+                             [&](const std::vector<Var> &vars) {
+                               return group.valueAt(fusion.yielded(), vars);
+                             });
+    group.tieGatheredIds(outputOf(chain.stages.back()).output_buffer());
+    llvm::SmallVector<KernelDescription, 2> stages(group.sourceStages().begin(),
+                                                   group.sourceStages().end());
+    stages.append(chain.stages.begin(), chain.stages.end());
+    chain.stages.assign(stages.begin(), stages.end());
+    return chain;
+  }
   llvm::SmallVector<KernelDescription, 2> stages;
-  for (Operation *op : ops->stages) {
-    StageBoundary boundary(group);
+  for (size_t i = 0; i < ops->stages.size(); ++i) {
+    Operation *op = ops->stages[i];
+    Value read =
+        i + 1 < ops->stages.size() ? ops->stages[i + 1]->getOperand(0) : op->getResult(0);
+    StageBoundary boundary(group, read);
     FailureOr<KernelAlgorithm> stage = lookupLowering(op)->lower(op, target, boundary);
     if (failed(stage))
       return failure();
-    group.addStage(op, outputOf(stage->stages.back()));
+    group.addStage(op, read, outputOf(stage->stages.back()));
     stages.append(stage->stages.begin(), stage->stages.end());
   }
   FailureOr<KernelAlgorithm> algorithm =

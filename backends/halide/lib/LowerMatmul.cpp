@@ -17,7 +17,10 @@ namespace {
 
 /// The operands of a product and what the output's extents come from.
 struct ProductOperands {
-  ImageParam lhs, rhs;
+  /// The lhs's kernel input, or, for an lhs computed by an earlier stage of a fusion
+  /// group, the group input whose extents it has past K (`lhsExt` is the lhs's own).
+  ImageParam lhs;
+  ImageParam rhs;
   Extents lhsExt, rhsExt;
   bool transposeLhs = false, transposeRhs = false;
   /// The sizes of the output's n and m.
@@ -34,13 +37,14 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   ProductOperands p;
   p.lhsExt = extentsOf(tensorType(lhsValue));
   p.rhsExt = extentsOf(tensorType(rhsValue));
-  p.lhs = boundary.input(lhsValue, lhsName);
+  Operand lhsOperand = boundary.operand(lhsValue, lhsName);
+  p.lhs = lhsOperand.shape;
   p.rhs = boundary.input(rhsValue, rhsName);
   p.transposeLhs = transposeLhs;
   p.transposeRhs = transposeRhs;
   const Extents &lhsExt = p.lhsExt, &rhsExt = p.rhsExt;
   ImageParam lhs = p.lhs, rhs = p.rhs;
-  kernel.lhs = lhs;
+  kernel.lhs = lhsOperand.values;
   int rank = static_cast<int>(kernel.extents.size());
   kernel.transposeRhs = transposeRhs;
   kernel.lhsVaries.assign(rank, false);
@@ -128,7 +132,7 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   packIndex[1] = k;
   kernel.product = Func("product");
   kernel.product(kernel.vars) = 0.0f;
-  kernel.product(kernel.vars) += lhs(lhsIndex) * kernel.packedRhs(packIndex);
+  kernel.product(kernel.vars) += kernel.lhs(lhsIndex) * kernel.packedRhs(packIndex);
   return p;
 }
 

@@ -180,6 +180,16 @@ KernelAlgorithm
 lowerPointwiseKernel(mlir::RankedTensorType resultType, const KernelInputs &inputs,
                      const std::function<Expr(const std::vector<Var> &)> &value);
 
+/// The value of embedding `op` at `index` (its result's, Halide order), reading `table`
+/// and `ids`; a host stage that checks the ids, where a GPU target needs one, is
+/// appended to `stages` (LowerEmbedding.cpp). Its own kernel and an elementwise group
+/// that gathers its rows (LowerFusion.cpp) share it.
+Expr embeddingAt(EmbeddingOp op, const ImageParam &table, const ImageParam &ids,
+                 const std::vector<Expr> &index, const Halide::Target &target,
+                 llvm::SmallVectorImpl<KernelDescription> &stages);
+/// The value of sinusoid `op` at feature `d` of `position` (LowerEmbedding.cpp).
+Expr sinusoidAt(SinusoidOp op, const Expr &position, const Expr &d);
+
 /// result = `source`, into a dense buffer, or with `stridedOutputAxis` into a strided
 /// view across that tensor axis (LowerState.cpp).
 KernelAlgorithm lowerCopy(mlir::Value source, llvm::Optional<int64_t> stridedOutputAxis);

@@ -301,6 +301,15 @@ FailureOr<int> Planner::parameterIndex(ParameterOp op) {
   return index;
 }
 
+/// Whether `op`'s kernel checks ids against their table: a checked embedding's own, or
+/// a group that gathers with one (the name says so to whoever reads the manifest).
+static bool checksIds(Operation *op) {
+  if (auto fusion = dyn_cast<FusionOp>(op))
+    return llvm::any_of(fusion.getBody()->without_terminator(),
+                        [](Operation &inner) { return embeddingChecksIds(&inner); });
+  return embeddingChecksIds(op);
+}
+
 int Planner::kernelIndex(Operation *op, const std::string &signature, bool denseCopy) {
   auto [it, inserted] =
       kernelIndices_.try_emplace(signature, static_cast<int>(plan_.kernels.size()));
@@ -309,7 +318,7 @@ int Planner::kernelIndex(Operation *op, const std::string &signature, bool dense
     kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
                   (denseCopy ? std::string("copy")
                              : sanitizeIdentifier(op->getName().stripDialect())) +
-                  (embeddingChecksIds(op) ? "_checked" : "");
+                  (checksIds(op) ? "_checked" : "");
     kernel.op = op;
     kernel.denseCopy = denseCopy;
     plan_.kernels.push_back(std::move(kernel));

@@ -60,8 +60,9 @@ struct MatmulKernel {
   Halide::Func output;
   /// The accumulator: 0, then one update over `k`.
   Halide::Func product;
-  /// The lhs as the product reads it (a GPU schedule stages its tiles in shared memory).
-  Halide::ImageParam lhs;
+  /// The lhs as the product reads it (a GPU schedule stages its tiles in shared memory):
+  /// its kernel input, or an earlier stage of a fusion group (computed at root).
+  Halide::Func lhs;
   /// The rhs indexed (n, k, rhs batch...), n clamped. A schedule may stage it per
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).

@@ -155,8 +155,10 @@ void scheduleTiled(const MatmulKernel &kernel, int rowDim) {
   // The lhs tile's contiguous dimension is k (of the chunk), or m (of the row tile)
   // for a transposed lhs: padded for the longer of the two.
   LoopLevel perChunk(product, ko);
-  ImageParam lhs = kernel.lhs;
-  Func lhsTile = lhs.in();
+  // Staged for the partial sums alone: in a fusion group the lhs's input may also be
+  // read by a later stage (a feed-forward block's residual).
+  Func lhs = kernel.lhs;
+  Func lhsTile = lhs.in(partial);
   std::vector<Var> lhsArgs = lhsTile.args();
   stageTile(lhsTile, perChunk, lhsArgs[0], lhsArgs.size() > 1 ? &lhsArgs[1] : nullptr,
             std::max(kChunk, rowTile), threads);

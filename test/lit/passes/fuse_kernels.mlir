@@ -79,6 +79,38 @@ func @residual_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N"
 
 // -----
 
+// A feed-forward block: the first linear and its ReLU are computed whole before the
+// second linear, which is the group's stage before the residual add and LayerNorm.
+// CHECK-LABEL: func @feed_forward_layer_norm
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x8xf32>
+// CHECK-NOT: kiln.linear
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>, tensor<8x16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x8xf32>, %[[W1:[^:]+]]: tensor<16x8xf32>, %[[B1:[^:]+]]: tensor<16xf32>, %[[W2:[^:]+]]: tensor<8x16xf32>, %[[B2:[^:]+]]: tensor<8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>):
+// CHECK-NEXT: %[[H:.+]] = kiln.linear %[[A]], %[[W1]], %[[B1]]
+// CHECK-NEXT: %[[R:.+]] = kiln.relu %[[H]]
+// CHECK-NEXT: %[[O:.+]] = kiln.linear %[[R]], %[[W2]], %[[B2]]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[A]], %[[O]]
+// CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[S]], %[[G]], %[[BE]]
+// CHECK-NEXT: kiln.yield %[[N]]
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @feed_forward_layer_norm(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x8xf32> {
+  %w1 = kiln.parameter "w1" : tensor<16x8xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" : tensor<8x16xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %h = kiln.linear %x, %w1, %b1 : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.linear %r, %w2, %b2 : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
 // A quantized_linear (int8 weights, kiln-weight-precision's) anchors an epilogue as a
 // linear does: GELU and the residual add.
 // CHECK-LABEL: func @quantized_linear_gelu_residual
@@ -160,6 +192,57 @@ func @elementwise_chain(%e: tensor<2x5x8xf32>, %p: tensor<5x8xf32>, %m: tensor<2
   %a = kiln.add %s, %p : (tensor<2x5x8xf32>, tensor<5x8xf32>) -> tensor<2x5x8xf32>
   %f = kiln.masked_fill %a, %m {value = 0.0 : f32} : (tensor<2x5x8xf32>, tensor<2x5x8xi1>) -> tensor<2x5x8xf32>
   kiln.return %f : tensor<2x5x8xf32>
+}
+
+// -----
+
+// A model's input layer: gathered rows scaled by sqrt(d), plus the sinusoids of a range
+// of positions, is one kernel. The gather, the range and the sinusoid are expressions
+// of the element's index, which the chain computes where it reads them.
+// CHECK-LABEL: func @input_layer
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<?x?xi32>
+// CHECK: %[[F:.+]] = kiln.fusion %{{.+}}, %[[IDS]] : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+// CHECK-NEXT: ^bb0(%[[T:.+]]: tensor<16x8xf32>, %[[I:.+]]: tensor<?x?xi32>):
+// CHECK-NEXT: %[[E:.+]] = kiln.embedding %[[T]], %[[I]]
+// CHECK-NEXT: %[[R:.+]] = kiln.range %[[I]]
+// CHECK-NEXT: %[[P:.+]] = kiln.sinusoid %[[R]]
+// CHECK-NEXT: %[[S:.+]] = kiln.scale %[[E]]
+// CHECK-NEXT: %[[A:.+]] = kiln.add %[[S]], %[[P]]
+// CHECK-NEXT: kiln.yield %[[A]] : tensor<?x?x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @input_layer(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "embed.weight" : tensor<16x8xf32>
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %r = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = kiln.sinusoid %r : (tensor<?xi32>) -> tensor<?x8xf32>
+  %s = kiln.scale %e {factor = 2.828427 : f32} : tensor<?x?x8xf32>
+  %a = kiln.add %s, %p : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %a : tensor<?x?x8xf32>
+}
+
+// -----
+
+// Learned positions: both tables' gathers join the add (the positions' rows broadcast
+// over the batch, a copy per element), but the range stays a kernel: a gather reads
+// its ids from memory.
+// CHECK-LABEL: func @learned_positions
+// CHECK: kiln.range
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.embedding
+// CHECK-NEXT: kiln.embedding
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.yield
+func @learned_positions(%ids: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "wte" : tensor<16x8xf32>
+  %q = kiln.parameter "wpe" : tensor<32x8xf32>
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // expected-remark @+1 {{kiln.range not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader is an embedding, which gathers rows by stored ids}}
+  %r = kiln.range %ids {axis = 1 : i64} : (tensor<?x?xi32>) -> tensor<?xi32>
+  %p = kiln.embedding %q, %r : (tensor<32x8xf32>, tensor<?xi32>) -> tensor<?x8xf32>
+  %a = kiln.add %e, %p : (tensor<?x?x8xf32>, tensor<?x8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %a : tensor<?x?x8xf32>
 }
 
 // -----
@@ -288,4 +371,100 @@ func @matmul_before_norm(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %s = kiln.add %x, %m : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   kiln.return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// A sinusoid with two readers is stored once; its range, read by no group, stays too.
+// CHECK-LABEL: func @shared_positions
+// CHECK-NOT: kiln.fusion
+func @shared_positions(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  // expected-remark @+1 {{kiln.range not fused into a kernel group: no group of elementwise ops computes it where it reads it: its only reader, kiln.sinusoid, is in no kernel group}}
+  %r = kiln.range %x {axis = 0 : i64} : (tensor<?x8xf32>) -> tensor<?xi32>
+  // expected-remark @+1 {{kiln.sinusoid not fused into a kernel group: no group of elementwise ops computes it where it reads it: its result has 2 uses, and a value with several readers is stored once, not recomputed}}
+  %p = kiln.sinusoid %r : (tensor<?xi32>) -> tensor<?x8xf32>
+  // expected-remark @+1 {{kiln.add not fused into a kernel group}}
+  %a = kiln.add %x, %p : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  // expected-remark @+1 {{kiln.sub not fused into a kernel group}}
+  %b = kiln.sub %x, %p : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  kiln.return %a, %b : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// Embeddings summed before a LayerNorm (BERT's input layer): the add is the norm's
+// prologue, and a group with an anchor computes no gathers.
+// CHECK-LABEL: func @embeddings_into_layer_norm
+// CHECK: kiln.embedding
+// CHECK: kiln.embedding
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.layer_norm
+func @embeddings_into_layer_norm(%ids: tensor<?x?xi32>, %types: tensor<?x?xi32>) -> tensor<?x?x8xf32> {
+  %t = kiln.parameter "word" : tensor<16x8xf32>
+  %u = kiln.parameter "type" : tensor<2x8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %b = kiln.parameter "b" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.embedding not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader kiln.add is in the group of kiln.layer_norm, and only a group of elementwise ops computes sources}}
+  %e = kiln.embedding %t, %ids : (tensor<16x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  // expected-remark @+1 {{kiln.embedding not fused into a kernel group: no group of elementwise ops computes it where it reads it: its reader kiln.add is in the group of kiln.layer_norm}}
+  %f = kiln.embedding %u, %types : (tensor<2x8xf32>, tensor<?x?xi32>) -> tensor<?x?x8xf32>
+  %s = kiln.add %e, %f : (tensor<?x?x8xf32>, tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %n = kiln.layer_norm %s, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<?x?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x?x8xf32>
+  kiln.return %n : tensor<?x?x8xf32>
+}
+
+// -----
+
+// At int8 the feed-forward's second linear is a quantized_linear, which quantizes its
+// input rows from memory: the first linear and its ReLU stay their own kernel.
+// CHECK-LABEL: func @quantized_feed_forward
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.quantized_linear
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.quantized_linear
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.layer_norm
+func @quantized_feed_forward(%x: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %w1 = kiln.parameter "w1" {source = "w1", conversion = "int8"} : tensor<16x8xi8>
+  %s1 = kiln.parameter "w1.scale" {source = "w1", conversion = "int8_scale"} : tensor<16xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" {source = "w2", conversion = "int8"} : tensor<8x16xi8>
+  %s2 = kiln.parameter "w2.scale" {source = "w2", conversion = "int8_scale"} : tensor<8xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.quantized_linear not computed inside the normalisation group of the linear that reads it: the linear that reads it is a kiln.quantized_linear, which reads its input from memory}}
+  %h = kiln.quantized_linear %x, %w1, %s1, %b1 : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.quantized_linear %r, %w2, %s2, %b2 : (tensor<?x16xf32>, tensor<8x16xi8>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n : tensor<?x8xf32>
+}
+
+// -----
+
+// A hidden value that is also an output is stored: the block's first linear stays its
+// own kernel.
+// CHECK-LABEL: func @feed_forward_hidden_read_twice
+func @feed_forward_hidden_read_twice(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, tensor<?x16xf32>) {
+  %w1 = kiln.parameter "w1" : tensor<16x8xf32>
+  %b1 = kiln.parameter "b1" : tensor<16xf32>
+  %w2 = kiln.parameter "w2" : tensor<8x16xf32>
+  %b2 = kiln.parameter "b2" : tensor<8xf32>
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.linear not computed inside the normalisation group of the linear that reads it: its value reaches kiln.linear through a value with 2 uses, which is stored once, not recomputed}}
+  %h = kiln.linear %x, %w1, %b1 : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  %o = kiln.linear %r, %w2, %b2 : (tensor<?x16xf32>, tensor<8x16xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  kiln.return %n, %r : tensor<?x8xf32>, tensor<?x16xf32>
 }

@@ -2,9 +2,10 @@
 //
 // Each kind of group kiln-fuse-kernels forms (an epilogue after linear or matmul, a
 // layer_norm's prologue, with a linear as its first stage or without, an elementwise
-// chain), lowered as one kernel and compared with
-// the interpreter, which evaluates the body op by op, on fresh random inputs at several
-// dynamic sizes; and the kernel signatures that decide which groups share a kernel.
+// chain, with the gathers and position encodings it computes), lowered as one kernel and
+// compared with the interpreter, which evaluates the body op by op, on fresh random
+// inputs at several dynamic sizes; and the kernel signatures that decide which groups
+// share a kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -160,6 +161,67 @@ TEST_F(HalideLower, FusedLinearResidualLayerNorm) {
             "");
 }
 
+/// A post-norm feed-forward block as one group over [?, ?, D] rows: linear to `hidden`,
+/// ReLU, linear back to D, the residual add and layer_norm.
+std::string feedForwardNorm(int64_t d, int64_t hidden) {
+  std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
+  std::string h = "tensor<?x?x" + std::to_string(hidden) + "xf32>";
+  std::string w1 = "tensor<" + std::to_string(hidden) + "x" + std::to_string(d) + "xf32>";
+  std::string b1 = "tensor<" + std::to_string(hidden) + "xf32>";
+  std::string w2 = "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>";
+  std::string v = "tensor<" + std::to_string(d) + "xf32>";
+  return "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " +
+         w1 + ", " + b1 + ", " + w2 + ", " + v + ", " + v + ", " + v + ") -> " + x +
+         " {\n^bb0(%x: " + x + ", %w1: " + w1 + ", %b1: " + b1 + ", %w2: " + w2 +
+         ", %b2: " + v + ", %g: " + v + ", %be: " + v +
+         "):\n  %l = kiln.linear %x, %w1, %b1 : (" + x + ", " + w1 + ", " + b1 + ") -> " +
+         h + "\n  %r = kiln.relu %l : " + h + "\n  %m = kiln.linear %r, %w2, %b2 : (" +
+         h + ", " + w2 + ", " + v + ") -> " + x + "\n  %s = kiln.add %x, %m : (" + x +
+         ", " + x + ") -> " + x +
+         "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + x + ", " +
+         v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}";
+}
+
+TEST_F(HalideLower, FusedFeedForwardResidualLayerNorm) {
+  // Both linears are stages computed whole, the second reading the first's ReLU'd
+  // value: K = 96 takes the panel schedule, the model's 512 -> 2048 -> 512 the
+  // dot-product one, at a decode step's rows (1 and 8) and an encoder's.
+  for (auto [d, hidden] :
+       std::vector<std::pair<int64_t, int64_t>>{{24, 96}, {512, 2048}}) {
+    std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
+    std::string v = "tensor<" + std::to_string(d) + "xf32>";
+    load({x, "tensor<" + std::to_string(hidden) + "x" + std::to_string(d) + "xf32>",
+          "tensor<" + std::to_string(hidden) + "xf32>",
+          "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>", v, v,
+          v},
+         x, feedForwardNorm(d, hidden));
+    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}})
+      checkRandom({{b, s, d}, {hidden, d}, {hidden}, {d, hidden}, {d}, {d}, {d}});
+  }
+}
+
+TEST_F(HalideLower, StageReadByAQuantizedLinearIsAnError) {
+  // A quantized_linear reads its input from memory: no stage can feed it.
+  const std::string x = "tensor<4x8xf32>", w = "tensor<8x8xf32>", v = "tensor<8xf32>",
+                    q = "tensor<8x8xi8>";
+  std::string error = harness.load(oneOpModule(
+      {x, w, v, q, v, v, v}, x,
+      "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " + w +
+          ", " + v + ", " + q + ", " + v + ", " + v + ", " + v + ") -> " + x +
+          " {\n^bb0(%x: " + x + ", %w: " + w + ", %b: " + v + ", %q: " + q +
+          ", %qs: " + v + ", %g: " + v + ", %be: " + v +
+          "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " + w + ", " + v + ") -> " +
+          x + "\n  %m = kiln.quantized_linear %l, %q, %qs, %b : (" + x + ", " + q + ", " +
+          v + ", " + v + ") -> " + x + "\n  %s = kiln.add %x, %m : (" + x + ", " + x +
+          ") -> " + x +
+          "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + x + ", " +
+          v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}"));
+  EXPECT_NE(error.find("a kiln.fusion has one anchor, and 'kiln.linear' is already this "
+                       "group's"),
+            std::string::npos)
+      << error;
+}
+
 TEST_F(HalideLower, FusedElementwiseChain) {
   // No anchor: scale, a broadcast add, sub and ReLU as one pointwise kernel. (A boolean
   // mask cannot be a one-op module's input, so masked_fill is left to the models.)
@@ -182,6 +244,94 @@ TEST_F(HalideLower, FusedElementwiseChain) {
                       randomTensor({2, 9, 16}, 3)},
                      {2, 9, 16}),
             "");
+}
+
+/// An input layer as kiln-fuse-kernels groups it: rows of a [50, 24] table gathered by
+/// `ids`, scaled by sqrt(24), plus the sinusoids of `positions` (a range of the ids'
+/// sequence when empty, else a group input of that type).
+std::string inputLayerGroup(const std::string &ids, const std::string &rows,
+                            const std::string &positions) {
+  std::string table = "tensor<50x24xf32>", pe = "tensor<" + rows + "x24xf32>";
+  std::string out = "tensor<?x" + rows + "x24xf32>";
+  bool range = positions.empty();
+  return "kiln.fusion %arg0, %arg1" + std::string(range ? "" : ", %arg2") + " : (" +
+         table + ", " + ids + (range ? "" : ", " + positions) + ") -> " + out +
+         " {\n^bb0(%t: " + table + ", %i: " + ids + (range ? "" : ", %p: " + positions) +
+         "):\n  %e = kiln.embedding %t, %i : (" + table + ", " + ids + ") -> " + out +
+         "\n" +
+         (range
+              ? "  %p = kiln.range %i {axis = 1 : i64} : (" + ids +
+                    ") -> tensor<?xi32>\n  %s = kiln.sinusoid %p : (tensor<?xi32>) -> " +
+                    pe + "\n"
+              : "  %s = kiln.sinusoid %p : (" + positions + ") -> " + pe + "\n") +
+         "  %x = kiln.scale %e {factor = 4.89897966 : f32} : " + out +
+         "\n  %y = kiln.add %x, %s : (" + out + ", " + pe + ") -> " + out +
+         "\n  kiln.yield %y : " + out + "\n}";
+}
+
+TEST_F(HalideLower, FusedEmbeddingRangeSinusoid) {
+  // An encoder's input layer, gather, range and sinusoid computed where the chain
+  // reads them; the sinusoids broadcast over the batch.
+  load({"tensor<50x24xf32>", "tensor<?x?xi32>"}, "tensor<?x?x24xf32>",
+       inputLayerGroup("tensor<?x?xi32>", "?", ""));
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 7}, {3, 33}})
+    check({randomTensor({50, 24}, seed++), randomInts({b, s}, seed++, 0, 49)});
+  // The gather still checks ids that nothing proves rows of the table.
+  std::string error = runError(
+      {randomTensor({50, 24}, seed++), HostTensor::ints({1, 2}, {3, 50})}, {1, 2, 24});
+  EXPECT_NE(error.find("embedding of 'table' (50 rows): index 50 out of range"),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(HalideLower, FusedDecodeStepInputLayer) {
+  // A decode step's: one token per sequence, its position a group input.
+  load({"tensor<50x24xf32>", "tensor<?x1xi32>", "tensor<1xi32>"}, "tensor<?x1x24xf32>",
+       inputLayerGroup("tensor<?x1xi32>", "1", "tensor<1xi32>"));
+  for (int64_t b : {1, 5})
+    for (int32_t position : {0, 17, 127})
+      check({randomTensor({50, 24}, seed++), randomInts({b, 1}, seed++, 0, 49),
+             HostTensor::ints({1}, {position})});
+}
+
+TEST_F(HalideLower, FusedTokenAndPositionGathers) {
+  // Learned positions: a second gather whose rows broadcast over the batch.
+  load({"tensor<50x24xf32>", "tensor<?x?xi32>", "tensor<40x24xf32>", "tensor<?xi32>"},
+       "tensor<?x?x24xf32>",
+       "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (tensor<50x24xf32>, tensor<?x?xi32>, "
+       "tensor<40x24xf32>, tensor<?xi32>) -> tensor<?x?x24xf32> {\n"
+       "^bb0(%t: tensor<50x24xf32>, %i: tensor<?x?xi32>, %q: tensor<40x24xf32>, "
+       "%p: tensor<?xi32>):\n"
+       "  %e = kiln.embedding %t, %i : (tensor<50x24xf32>, tensor<?x?xi32>) -> "
+       "tensor<?x?x24xf32>\n"
+       "  %f = kiln.embedding %q, %p : (tensor<40x24xf32>, tensor<?xi32>) -> "
+       "tensor<?x24xf32>\n"
+       "  %y = kiln.add %e, %f : (tensor<?x?x24xf32>, tensor<?x24xf32>) -> "
+       "tensor<?x?x24xf32>\n"
+       "  kiln.yield %y : tensor<?x?x24xf32>\n}");
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {4, 9}})
+    check({randomTensor({50, 24}, seed++), randomInts({b, s}, seed++, 0, 49),
+           randomTensor({40, 24}, seed++), randomInts({s}, seed++, 0, 39)});
+}
+
+TEST_F(HalideLower, GatherInAGroupWithAnAnchorIsAnError) {
+  // Only a group of elementwise ops computes gathers where it reads them.
+  std::string error = harness.load(oneOpModule(
+      {"tensor<50x8xf32>", "tensor<4xi32>", "tensor<8xf32>", "tensor<8xf32>"},
+      "tensor<4x8xf32>",
+      "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (tensor<50x8xf32>, tensor<4xi32>, "
+      "tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {\n"
+      "^bb0(%t: tensor<50x8xf32>, %i: tensor<4xi32>, %g: tensor<8xf32>, "
+      "%b: tensor<8xf32>):\n"
+      "  %e = kiln.embedding %t, %i : (tensor<50x8xf32>, tensor<4xi32>) -> "
+      "tensor<4x8xf32>\n"
+      "  %n = kiln.layer_norm %e, %g, %b {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, "
+      "tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>\n"
+      "  kiln.yield %n : tensor<4x8xf32>\n}"));
+  EXPECT_NE(error.find("'kiln.embedding' joins only a kiln.fusion without an anchor, "
+                       "and this group's anchor is 'kiln.layer_norm'"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(HalideLower, FusionThatDoesNotComposeIsAnError) {
