@@ -5,7 +5,7 @@
 // no task, so each parallel loop of a decode step (over 30 of its 66 kernels, each
 // tens to hundreds of microseconds) starts with a futex wake-up of the other thread,
 // and the caller runs the first tasks alone until it arrives. Here the workers spin
-// between loops for a while (kSpin) before they sleep, so that back-to-back kernels
+// between loops for a short while (kSpin) before they sleep, so that back-to-back kernels
 // find them awake.
 //
 // One pool serves the process. A loop started while another runs (a second session on
@@ -48,6 +48,8 @@ public:
 private:
   TaskPool() = default;
   int run(void *userContext, halide_task_t task, int min, int size, uint8_t *closure);
+  /// Returns once `count` tasks of the job have finished.
+  void awaitWorkers(int count);
   /// Claims and runs tasks of job `generation` until none is left to claim.
   void drain(uint64_t generation);
   void work(int index);
@@ -64,6 +66,7 @@ private:
   std::atomic<int> min_{0};
   std::atomic<int> done_{0};
   std::atomic<int> status_{0};
+  std::atomic<bool> callerSleeps_{false};
 
   std::mutex submit_; // held by the thread whose job the pool runs
   std::mutex spawn_;
