@@ -80,6 +80,8 @@ void TaskPool::setThreads(int threads) {
   while (int(workers_.size()) < wanted) {
     int index = int(workers_.size());
     workers_.emplace_back([this, index] { work(index); });
+    // Named as top and debuggers show it, from here so that it has the name at once.
+    pthread_setname_np(workers_.back().native_handle(), "kiln-worker");
     workers_.back().detach();
   }
 }
@@ -88,9 +90,9 @@ int TaskPool::run(void *userContext, halide_task_t task, int min, int size,
                   uint8_t *closure) {
   if (size <= 1 || tInTask || workersWanted_.load(std::memory_order_relaxed) == 0)
     return runSerially(userContext, task, min, size, closure);
-  std::unique_lock<std::mutex> lock(submit_, std::try_to_lock);
-  if (!lock.owns_lock())
-    return runSerially(userContext, task, min, size, closure);
+  // Another thread's loop (a second session's kernel) finishes first: both would
+  // share the same cores anyway.
+  std::lock_guard<std::mutex> lock(submit_);
   for (; size > 0; min += kMaxTasks, size -= kMaxTasks) {
     int count = std::min(size, kMaxTasks);
     task_.store(task, std::memory_order_relaxed);
@@ -155,7 +157,6 @@ void TaskPool::drain(uint64_t generation) {
 }
 
 void TaskPool::work(int index) {
-  pthread_setname_np(pthread_self(), "kiln-worker"); // as top and debuggers show it
   tInTask = true;
   // No job seen yet: one published before this thread ran is joined at once.
   uint64_t seen = ~uint64_t(0);

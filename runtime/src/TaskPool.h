@@ -8,8 +8,9 @@
 // between loops for a short while (kSpin) before they sleep, so that back-to-back kernels
 // find them awake.
 //
-// One pool serves the process. A loop started while another runs (a second session on
-// another thread), or from inside a task, runs on its caller's thread alone.
+// One pool serves the process: every model library and session. A loop started while
+// another runs (a second session's, on another thread) waits for it; one started from
+// inside a task runs on that task's thread alone.
 //
 //===----------------------------------------------------------------------===//
 
