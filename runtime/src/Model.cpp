@@ -7,7 +7,6 @@
 #include "ElfCheck.h"
 #include "Error.h"
 #include "HalideErrors.h"
-#include "TaskPool.h"
 
 #include <cerrno>
 #include <cstring>
@@ -193,11 +192,6 @@ void Model::installHalideHandlers() {
   copyToHost_ = reinterpret_cast<BufferFn>(symbol("halide_copy_to_host"));
   deviceFree_ = reinterpret_cast<BufferFn>(symbol("halide_device_free"));
   setThreads_ = reinterpret_cast<SetThreadsFn>(symbol("halide_set_num_threads"));
-  using SetParFor = halide_do_par_for_t (*)(halide_do_par_for_t);
-  if (auto set = reinterpret_cast<SetParFor>(symbol("halide_set_custom_do_par_for"))) {
-    set(&TaskPool::parallelFor);
-    usesTaskPool_ = true;
-  }
 }
 
 } // namespace kiln::rt

@@ -47,9 +47,6 @@ public:
   /// null when the library does not export halide_set_num_threads.
   using SetThreadsFn = int (*)(int threads);
   SetThreadsFn setThreads() const { return setThreads_; }
-  /// Whether the library's parallel loops run on TaskPool (it exports
-  /// halide_set_custom_do_par_for, as every Halide runtime does).
-  bool usesTaskPool() const { return usesTaskPool_; }
   /// The device the kernels run on (docs/gpu.md); null for a CPU model.
   Device *device() const { return device_.get(); }
   /// Replaces the device: the unit tests drive the device path with a fake one.
@@ -72,7 +69,6 @@ private:
   BufferFn copyToHost_ = nullptr;
   BufferFn deviceFree_ = nullptr;
   SetThreadsFn setThreads_ = nullptr;
-  bool usesTaskPool_ = false;
   std::unique_ptr<Device> device_;
 };
 

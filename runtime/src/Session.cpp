@@ -5,7 +5,6 @@
 #include "Error.h"
 #include "HalideErrors.h"
 #include "Inputs.h"
-#include "TaskPool.h"
 
 #include <algorithm>
 #include <climits>
@@ -240,8 +239,6 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     // The pool is the library's (runtime.h): set it for this session's runs.
     if (model_->setThreads())
       model_->setThreads()(options_.num_threads);
-    if (model_->usesTaskPool())
-      TaskPool::instance().setThreads(options_.num_threads);
     if (profiler_)
       profiler_->beginRun();
     runSteps(entry, e, st);

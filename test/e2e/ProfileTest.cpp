@@ -5,8 +5,7 @@
 // that exists, the aggregates add up, and the Chrome trace has one event per call; and
 // num_threads reaches the thread pool of the model's own Halide runtime. A model built
 // from nn modules (the conformance tests' tiny Transformer) is profiled by call chain:
-// the user's line first, then the modules' lines; its parallel loops run on the
-// runtime's task pool and compute what the interpreter does at every thread count.
+// the user's line first, then the modules' lines.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +18,6 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 
@@ -172,30 +169,6 @@ TEST(DemoProfileTest, NumThreadsSetsTheModelLibrarysThreadPool) {
   ASSERT_NE(setThreads, nullptr);
   EXPECT_EQ(setThreads(0), 3); // returns the count the run set; 0 restores the default
   dlclose(library);
-}
-
-/// The threads of this process named as TaskPool names its workers.
-int taskPoolWorkers() {
-  int workers = 0;
-  for (const auto &entry : std::filesystem::directory_iterator("/proc/self/task")) {
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    workers += name == "kiln-worker";
-  }
-  return workers;
-}
-
-TEST(TransformerProfileTest, ParallelLoopsRunOnTheTaskPoolAsTheInterpreterComputes) {
-  // Fresh random inputs each check, compared with the interpreter; 3 threads start (at
-  // least) the 2 workers that the kernels' parallel loops then share.
-  for (int32_t threads : {1, 3, 2}) {
-    kiln_session_options options = optionsWith(0, threads);
-    Harness h(KILN_TINY_LIBRARY, buildTransformerTiny, 1, &options);
-    ASSERT_TRUE(h.ok());
-    ASSERT_EQ(h.check({{"B", 3}, {"S", 9}}, "encode"), 1u) << threads << " threads";
-    EXPECT_GE(taskPoolWorkers(), threads - 1) << threads << " threads";
-  }
 }
 
 TEST(TransformerProfileTest, ByLineRowsStartAtTheUsersLineThenTheModules) {

@@ -121,11 +121,11 @@ struct MatmulTiles {
 /// with 32 panels: 152 with a task per panel, 157 (2 panels a task), 171 (4), 177
 /// (8), 182 (16); at M = 512: 175 -> 203. 8 tasks keep both cores busy when another
 /// process takes one for a while. An unknown iteration count (a dynamic N) gets tasks
-/// of ~16 MFLOP. `tasks` is how many a static count is cut into.
+/// of ~16 MFLOP.
 void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterations,
-                   bool countIsStatic, int tasks) {
+                   bool countIsStatic) {
   int64_t group = countIsStatic
-                      ? iterations / tasks
+                      ? iterations / 8
                       : static_cast<int64_t>(16e6 / std::max(flopsPerIteration, 1.0));
   if (group <= 1) {
     out.parallel(loop);
@@ -140,9 +140,9 @@ void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterat
 /// and the batch dimensions the rhs does not vary along (they share one rhs panel), the
 /// column panels, the batch dimensions the rhs varies along. Parallel over panels when
 /// there are enough of them to feed the cores (each then packs or streams its rhs
-/// panel once), otherwise over row tiles; in `tasks` tasks (parallelTasks).
+/// panel once), otherwise over row tiles.
 MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int colTile,
-                       int rowTile, TailStrategy rowTail = kGuard, int tasks = 8) {
+                       int rowTile, TailStrategy rowTail = kGuard) {
   MatmulTiles t;
   t.rowDim = rowDim;
   t.colTile = colTile;
@@ -179,11 +179,11 @@ MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int co
   if (panels >= 4) {
     t.panel = fuseLoops(out, varying, "panels");
     t.tile = t.ro;
-    parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels, tasks);
+    parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
   } else {
     t.tile = fuseLoops(out, shared, "rowtiles");
     t.panel = t.no;
-    parallelTasks(out, t.tile, tileFlops, rowTiles, staticRowTiles, tasks);
+    parallelTasks(out, t.tile, tileFlops, rowTiles, staticRowTiles);
   }
   return t;
 }
@@ -271,12 +271,6 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   }
 }
 
-/// The tasks a matrix-vector product is cut into. It streams its weight from DRAM at
-/// the same rate on either core, so finer tasks cost one atomic claim each and bound
-/// the cores' imbalance at the end of the loop to a smaller share of the weight (with
-/// 8, one core waits out up to an eighth of it, 2 MB of the 16 MB logits weight).
-constexpr int kMatrixVectorTasks = 32;
-
 /// For x . W^T: dot products along k, where both operands are contiguous, so the weight
 /// is streamed as it is instead of transposed into panels. Each lane accumulates every
 /// width-th product (rfactor) and a horizontal sum per output ends it. Two orders of
@@ -322,8 +316,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
     // Fewer static rows than the register tile: a tile of that many rows, not a full
     // one over clamped copies of the same row.
     int tileRows = static_cast<int>(std::clamp<int64_t>(rows, 1, regRows));
-    t = tileOutput(kernel, out, rowDim, cols, tileRows, kGuard,
-                   tileRows == 1 ? kMatrixVectorTasks : 8);
+    t = tileOutput(kernel, out, rowDim, cols, tileRows);
     product.bound_extent(row, tileRows);
     if (tileRows == 1)
       matrixVector(partial.update());
@@ -335,7 +328,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
     Expr enoughRows = kernel.sizes[rowDim] >= regRows;
     t = tileOutput(kernel, out.specialize(enoughRows), rowDim, cols, regRows,
                    TailStrategy::ShiftInwards);
-    tileOutput(kernel, out, rowDim, cols, 1, kGuard, kMatrixVectorTasks);
+    tileOutput(kernel, out, rowDim, cols, 1);
     registerTile(partial.update().specialize(enoughRows));
     matrixVector(partial.update());
   }

@@ -267,10 +267,11 @@ typedef struct kiln_session_options {
    * exceed this many bytes fails with RESOURCE_EXHAUSTED before any kernel runs. */
   uint64_t max_temp_bytes;
   /* The threads the kernels run on, 1 to 256. 0 (default): Halide's default, the
-   * environment variable HL_NUM_THREADS when it is set, else the number of cores. The
-   * kernels' parallel loops run on the runtime's one task pool of the process (README,
-   * "Threads and CPU features"): a run sets its count as it starts, so sessions that run
-   * at the same time with different counts share the one set last. */
+   * environment variable HL_NUM_THREADS when it is set, else the number of cores. Each
+   * model library carries its own Halide runtime and thread pool, and the loader loads a
+   * file once per process: a run sets the count of that pool as it starts, so sessions of
+   * one model file that run at the same time with different counts share the one set
+   * last. Sessions of different model files are independent. */
   int32_t num_threads;
   /* Nonzero: time every kernel call of every run (see "Profiling"). 0 (default): nothing
    * is recorded and no clock is read. */

@@ -236,7 +236,7 @@ void bindSession(py::module_ &m) {
            "max_temp_bytes: a run whose temporaries would exceed it raises "
            "ResourceExhaustedError before any kernel runs (0: no limit). num_threads: "
            "the threads the kernels run on, 1 to 256 (0: HL_NUM_THREADS if set, else "
-           "every core; the pool is the process's, shared by all sessions: README, "
+           "every core; the pool is the model file's, shared by its sessions: README, "
            "'Threads and CPU features'); another value raises InvalidArgumentError. "
            "profile: time every kernel call (see profile()).")
       .def("run", &PySession::run, py::arg("entry"), py::pos_only(), kRunDoc)
