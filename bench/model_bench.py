@@ -82,7 +82,8 @@ def parameter_bytes_read(manifest, entry):
     buffers = entry["buffers"]
     spans = {}
     for step in entry["steps"]:
-        if manifest["kernels"][step["kernel"]].endswith("_embedding"):
+        # An embedding's own kernel, or a group that gathers (Plan.cpp names both).
+        if re.search(r"_embedding(_checked)?$", manifest["kernels"][step["kernel"]]):
             continue
         for arg in step["args"]:
             chain = [buffers[arg]]

@@ -310,6 +310,15 @@ static bool checksIds(Operation *op) {
   return embeddingChecksIds(op);
 }
 
+/// Whether `op`'s kernel is a group that gathers rows of a table: named so, since it
+/// reads only its ids' rows of that parameter (what a reader of the manifest counting the
+/// bytes a step reads must know, as of an embedding's own kernel).
+static bool groupGathers(Operation *op) {
+  auto fusion = dyn_cast<FusionOp>(op);
+  return fusion && llvm::any_of(fusion.getBody()->without_terminator(),
+                                [](Operation &inner) { return isa<EmbeddingOp>(inner); });
+}
+
 int Planner::kernelIndex(Operation *op, const std::string &signature, bool denseCopy) {
   auto [it, inserted] =
       kernelIndices_.try_emplace(signature, static_cast<int>(plan_.kernels.size()));
@@ -318,6 +327,7 @@ int Planner::kernelIndex(Operation *op, const std::string &signature, bool dense
     kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
                   (denseCopy ? std::string("copy")
                              : sanitizeIdentifier(op->getName().stripDialect())) +
+                  (groupGathers(op) ? "_embedding" : "") +
                   (checksIds(op) ? "_checked" : "");
     kernel.op = op;
     kernel.denseCopy = denseCopy;
