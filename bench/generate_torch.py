@@ -58,7 +58,10 @@ class CachedGreedy:
                 (i, "linear1"): (layer.linear1.weight, layer.linear1.bias),
                 (i, "linear2"): (layer.linear2.weight, layer.linear2.bias)})
         weights["logits"] = (self.m.embed.weight, None)
-        return weights
+        # Detached: a slice of a parameter carries its grad_fn, which torch.onnx.export
+        # refuses to bake into a graph as a constant (bench/onnx_export.py).
+        return {key: tuple(t if t is None else t.detach() for t in pair)
+                for key, pair in weights.items()}
 
     def linear(self, key, x):
         """x times the transposed weight of `key`, plus its bias: where a subclass
