@@ -116,11 +116,16 @@ public:
     return unfused;
   }
 
-  /// The linears that a normalisation group's stage reads but that the group does not
-  /// compute, each with the reason.
-  llvm::ArrayRef<std::pair<Operation *, std::string>> notComputedBefore() const {
-    return notBefore;
-  }
+  /// A linear that a normalisation group's stage reads but that the group does not
+  /// compute, and why. Held by location and name: the linear may itself join another
+  /// group, whose building erases it.
+  struct NotComputedBefore {
+    Location loc;
+    OperationName name;
+    std::string reason;
+  };
+
+  llvm::ArrayRef<NotComputedBefore> notComputedBefore() const { return notBefore; }
 
 private:
   struct Group {
@@ -346,7 +351,7 @@ private:
         ShapedType::isDynamic(input.getType().cast<ShapedType>().getShape().back()))
       reason = "the linear that reads it has a dynamic K";
     if (!reason.empty()) {
-      notBefore.emplace_back(chain.back(), reason);
+      notBefore.push_back({chain.back()->getLoc(), chain.back()->getName(), reason});
       return {};
     }
     return chain;
@@ -385,7 +390,7 @@ private:
   /// The group that each claimed op belongs to.
   llvm::DenseMap<Operation *, size_t> claimed;
   std::vector<std::pair<Operation *, std::string>> unfused;
-  std::vector<std::pair<Operation *, std::string>> notBefore;
+  std::vector<NotComputedBefore> notBefore;
   /// Why each linear read by a normalisation's prologue is not that group's first stage.
   llvm::DenseMap<Operation *, std::string> notStages;
   /// Why each embedding, range or sinusoid is not computed in its reader's group.
@@ -405,9 +410,9 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
     for (const auto &[op, reason] : grouper.unfusedOps())
       emitRemark(op->getLoc()) << op->getName()
                                << " not fused into a kernel group: " << reason;
-    for (const auto &[op, reason] : grouper.notComputedBefore())
-      emitRemark(op->getLoc())
-          << op->getName()
+    for (const auto &[loc, name, reason] : grouper.notComputedBefore())
+      emitRemark(loc)
+          << name
           << " not computed inside the normalisation group of the linear that reads "
              "it: "
           << reason;
