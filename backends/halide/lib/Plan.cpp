@@ -301,22 +301,20 @@ FailureOr<int> Planner::parameterIndex(ParameterOp op) {
   return index;
 }
 
-/// Whether `op`'s kernel checks ids against their table: a checked embedding's own, or
-/// a group that gathers with one (the name says so to whoever reads the manifest).
-static bool checksIds(Operation *op) {
-  if (auto fusion = dyn_cast<FusionOp>(op))
-    return llvm::any_of(fusion.getBody()->without_terminator(),
-                        [](Operation &inner) { return embeddingChecksIds(&inner); });
-  return embeddingChecksIds(op);
-}
-
-/// Whether `op`'s kernel is a group that gathers rows of a table: named so, since it
-/// reads only its ids' rows of that parameter (what a reader of the manifest counting the
-/// bytes a step reads must know, as of an embedding's own kernel).
-static bool groupGathers(Operation *op) {
+/// What a kernel's name says beyond its op, to whoever reads the manifest: "_embedding"
+/// for a group that gathers rows of a table (it reads only its ids' rows of that
+/// parameter, as an embedding's own kernel does), then "_checked" when the kernel checks
+/// ids against their table.
+static std::string kernelNameSuffix(Operation *op) {
   auto fusion = dyn_cast<FusionOp>(op);
-  return fusion && llvm::any_of(fusion.getBody()->without_terminator(),
-                                [](Operation &inner) { return isa<EmbeddingOp>(inner); });
+  if (!fusion)
+    return embeddingChecksIds(op) ? "_checked" : "";
+  bool gathers = false, checks = false;
+  for (Operation &inner : fusion.getBody()->without_terminator()) {
+    gathers |= isa<EmbeddingOp>(inner);
+    checks |= embeddingChecksIds(&inner);
+  }
+  return std::string(gathers ? "_embedding" : "") + (checks ? "_checked" : "");
 }
 
 int Planner::kernelIndex(Operation *op, const std::string &signature, bool denseCopy) {
@@ -327,8 +325,7 @@ int Planner::kernelIndex(Operation *op, const std::string &signature, bool dense
     kernel.name = symbolPrefix_ + std::to_string(it->second) + "_" +
                   (denseCopy ? std::string("copy")
                              : sanitizeIdentifier(op->getName().stripDialect())) +
-                  (groupGathers(op) ? "_embedding" : "") +
-                  (checksIds(op) ? "_checked" : "");
+                  kernelNameSuffix(op);
     kernel.op = op;
     kernel.denseCopy = denseCopy;
     plan_.kernels.push_back(std::move(kernel));
