@@ -147,6 +147,15 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
     for (size_t a = 0; a < args.size(); ++a)
       step.args.push_back(
           checkIndex(args[a], buffers.size(), at(spath, key::kArgs, a), "buffers"));
+    if (steps[s].find(key::kOutputs)) {
+      const Json &count = member(steps[s], key::kOutputs, spath);
+      if (!count.isInteger() || count.asInt() < 1 ||
+          count.asInt() > static_cast<int64_t>(args.size()))
+        invalid(at(spath, key::kOutputs),
+                cat("expected how many of the step's ", args.size(),
+                    " args it writes: an integer from 1 to ", args.size()));
+      step.outputs = static_cast<size_t>(count.asInt());
+    }
     getSourceLines(steps[s], step, spath);
     e.steps.push_back(std::move(step));
   }

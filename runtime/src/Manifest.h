@@ -96,12 +96,21 @@ struct BufferDesc {
 
 struct StepDesc {
   int kernel = -1;
-  std::vector<int> args; // buffer indices, inputs first, output last
+  std::vector<int> args; // buffer indices: inputs first, then its `outputs` outputs
+  // How many of `args`, at the end, the kernel writes (manifest "outputs", absent: 1).
+  // A kernel that writes several (the key and value caches' copies of one decoding
+  // step) runs once where one kernel each would run twice.
+  size_t outputs = 1;
   // The model's source line it computes ("model.cpp:42"; "" when the manifest has none)
   // and, for a fused step, every line it computes (empty otherwise). For the profile.
   std::string loc;
   std::vector<std::string> locs;
 };
+
+/// The index in `step.args` of the first buffer it writes: the rest are written too.
+inline size_t firstOutput(const StepDesc &step) {
+  return step.args.size() - step.outputs;
+}
 
 struct EntryDesc {
   std::string name;

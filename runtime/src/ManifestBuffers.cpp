@@ -270,24 +270,34 @@ void checkSteps(EntryDesc &e, const std::vector<std::string> &kernels,
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc &step = e.steps[s];
     std::string spath = at(path, key::kSteps, s);
-    for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+    size_t firstOut = firstOutput(step);
+    for (size_t a = 0; a < firstOut; ++a) {
       int root = e.buffers[step.args[a]].root;
       if (!written[root])
         invalid(at(spath, key::kArgs, a),
                 cat("kernel '", kernels[step.kernel], "' reads buffers[", step.args[a],
                     "] before any step writes it"));
     }
-    int out = step.args.back();
-    int root = e.buffers[out].root;
-    BufferKind kind = e.buffers[root].kind;
-    if (kind == BufferKind::Input || kind == BufferKind::Parameter)
-      invalid(cat(spath, ".args[", step.args.size() - 1, "]"),
-              cat("kernel '", kernels[step.kernel], "' writes buffers[", out,
-                  "], which is ",
-                  kind == BufferKind::Input ? "an input" : "a parameter"));
-    written[root] = true;
-    if (kind == BufferKind::State)
-      noteState(e.buffers[root].index);
+    for (size_t a = firstOut; a < step.args.size(); ++a) {
+      int out = step.args[a];
+      int root = e.buffers[out].root;
+      BufferKind kind = e.buffers[root].kind;
+      // Two outputs in one memory: which write lands would be the schedule's accident.
+      for (size_t b = firstOut; b < a; ++b)
+        if (e.buffers[step.args[b]].root == root)
+          invalid(at(spath, key::kArgs, a),
+                  cat("kernel '", kernels[step.kernel], "' writes buffers[", out,
+                      "] and buffers[", step.args[b], "], which share buffers[", root,
+                      "]'s memory"));
+      if (kind == BufferKind::Input || kind == BufferKind::Parameter)
+        invalid(at(spath, key::kArgs, a),
+                cat("kernel '", kernels[step.kernel], "' writes buffers[", out,
+                    "], which is ",
+                    kind == BufferKind::Input ? "an input" : "a parameter"));
+      written[root] = true;
+      if (kind == BufferKind::State)
+        noteState(e.buffers[root].index);
+    }
   }
   for (size_t i = 0; i < e.outputs.size(); ++i)
     if (!written[e.buffers[e.outputs[i].buffer].root])

@@ -161,7 +161,7 @@ void Model::checkKernelSignatures() const {
       for (size_t a = 0; a < step.args.size(); ++a) {
         const halide_filter_argument_t &arg = md->arguments[a];
         const BufferDesc &b = e.buffers[step.args[a]];
-        bool isOutput = a + 1 == step.args.size();
+        bool isOutput = a >= firstOutput(step);
         int wantKind = isOutput ? halide_argument_kind_output_buffer
                                 : halide_argument_kind_input_buffer;
         if (arg.kind != wantKind)
@@ -170,7 +170,7 @@ void Model::checkKernelSignatures() const {
                arg.kind == halide_argument_kind_input_scalar   ? "a scalar"
                : arg.kind == halide_argument_kind_input_buffer ? "an input buffer"
                                                                : "an output buffer",
-               ", expected ", isOutput ? "the output buffer" : "an input buffer");
+               ", expected ", isOutput ? "an output buffer" : "an input buffer");
         if (size_t(arg.dimensions) != b.dims.size() || !sameType(arg.type, b.dtype))
           fail(KILN_STATUS_INVALID_MODEL, where, ": argument ", a, " ('", arg.name,
                "') is a ", arg.dimensions, "-D ", typeName(arg.type),

@@ -543,8 +543,9 @@ std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
                                                  const EntryState &st) const {
   std::vector<StateSet::Append> appends;
   for (const StepDesc &step : e.steps)
-    if (std::optional<StateSet::Append> a = appendOf(e, st, size_t(step.args.back())))
-      appends.push_back(*a);
+    for (size_t a = firstOutput(step); a < step.args.size(); ++a)
+      if (std::optional<StateSet::Append> append = appendOf(e, st, size_t(step.args[a])))
+        appends.push_back(*append);
   return appends;
 }
 
@@ -552,7 +553,8 @@ std::vector<StateSet::Append> Session::appendsOf(const EntryDesc &e,
 // (a view that does not fit its root) is one; returns otherwise.
 void Session::checkAppendFits(const EntryDesc &e, const EntryState &st, size_t b) const {
   for (const StepDesc &step : e.steps) {
-    if (size_t(step.args.back()) != b)
+    auto outputs = step.args.begin() + std::ptrdiff_t(firstOutput(step));
+    if (std::find(outputs, step.args.end(), int(b)) == step.args.end())
       continue;
     std::optional<StateSet::Append> a = appendOf(e, st, b);
     if (!a || a->axis == 0)
@@ -569,10 +571,12 @@ void Session::checkAppendFits(const EntryDesc &e, const EntryState &st, size_t b
 void Session::runSteps(int entry, const EntryDesc &e, EntryState &st) {
   for (size_t s = 0; s < e.steps.size(); ++s) {
     const StepDesc &step = e.steps[s];
-    // A step computes its last argument. With no element to compute there is nothing to
-    // do, and a kernel scheduled in vectors or tiles may still touch one (an empty
+    // A step computes its last arguments. With no element to compute there is nothing
+    // to do, and a kernel scheduled in vectors or tiles may still touch one (an empty
     // tensor of [2, 0] read at element 0).
-    if (elementCount(st.shapes[step.args.back()]) == 0)
+    if (std::all_of(step.args.begin() + std::ptrdiff_t(firstOutput(step)),
+                    step.args.end(),
+                    [&](int out) { return elementCount(st.shapes[out]) == 0; }))
       continue;
     st.argv.resize(step.args.size());
     for (size_t a = 0; a < step.args.size(); ++a)

@@ -138,18 +138,20 @@ void Session::detachFromDevice(const EntryDesc &e, EntryState &st) noexcept {
 // The device holds every buffer's current value: a stage that runs on the host copies
 // what it reads down first, and the kernel's output starts clean.
 void Session::beginDeviceStep(const StepDesc &step, EntryState &st) {
-  for (size_t a = 0; a + 1 < step.args.size(); ++a) {
+  for (size_t a = 0; a < step.args.size(); ++a) {
     halide_buffer_t &hb = st.halideBuffers[size_t(step.args[a])];
     hb.flags = 0;
-    hb.set_device_dirty(hb.device != 0); // a device that aliases host memory has none
+    if (a < firstOutput(step))
+      hb.set_device_dirty(hb.device != 0); // a device that aliases host memory has none
   }
-  st.halideBuffers[size_t(step.args.back())].flags = 0;
 }
 
 void Session::endDeviceStep(const StepDesc &step, EntryState &st, bool failed) {
-  halide_buffer_t &out = st.halideBuffers[size_t(step.args.back())];
-  if (!failed && out.host_dirty())
-    device_->copyToDevice(out);
+  for (size_t a = firstOutput(step); a < step.args.size(); ++a) {
+    halide_buffer_t &out = st.halideBuffers[size_t(step.args[a])];
+    if (!failed && out.host_dirty())
+      device_->copyToDevice(out);
+  }
   for (int arg : step.args)
     st.halideBuffers[size_t(arg)].flags = 0;
 }

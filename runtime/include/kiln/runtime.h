@@ -50,8 +50,10 @@ extern "C" {
  * 2: every temporary carries its live range, and an entry's temporaries share one arena.
  * 3: parameters may be bf16 or i8, converted at load time from a checkpoint tensor
  *    ("source", "conversion", "rows"), and the manifest says the weights' precision.
+ * 4: a step may write several buffers, its last "outputs" args (one kernel appends to
+ *    the key and the value cache at once).
  */
-#define KILN_MODEL_ABI_VERSION 3
+#define KILN_MODEL_ABI_VERSION 4
 
 /* ---- Status ------------------------------------------------------------------------ */
 

@@ -15,7 +15,7 @@ namespace {
 
 // One entry: ids i32 [N] with bounds LO..HI (as JSON text) and n64 i64 [N] with [0, "N"].
 std::unique_ptr<Manifest> manifestWithBounds(const std::string &bounds) {
-  return parseManifest(R"({"abi_version": 3, "model": "m", "kernels": ["k"], "entries": [{
+  return parseManifest(R"({"abi_version": 4, "model": "m", "kernels": ["k"], "entries": [{
     "name": "e",
     "inputs": [{"name": "ids", "dtype": "i32", "shape": ["N"], "bounds": )" +
                        bounds + R"(,

@@ -27,7 +27,7 @@ std::string manyKeys(size_t count, const std::string &extra = "") {
 /// A one-entry manifest whose temp buffer and output have the shape [`dim`].
 std::string manifestWithDim(const std::string &dim) {
   std::string quoted = quoteJson(dim);
-  return R"({"abi_version": 3, "model": "m", "target": "host", "parameters": [],
+  return R"({"abi_version": 4, "model": "m", "target": "host", "parameters": [],
     "kernels": ["k"],
     "entries": [{"name": "f",
       "inputs": [{"name": "x", "dtype": "f32", "shape": ["B"], "buffer": 0}],

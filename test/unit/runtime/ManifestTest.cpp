@@ -12,7 +12,7 @@ namespace {
 // A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
 // it with textual replacements.
 const std::string kGood = R"({
-  "abi_version": 3, "model": "m", "target": "host",
+  "abi_version": 4, "model": "m", "target": "host",
   "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
   "kernels": ["mm", "copy"],
   "entries": [{
@@ -93,9 +93,9 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
   auto [abiCode, abiMessage] =
-      failure(replaced(kGood, "\"abi_version\": 3", "\"abi_version\": 1"));
+      failure(replaced(kGood, "\"abi_version\": 4", "\"abi_version\": 1"));
   EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
-  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 3");
+  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 4");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {
@@ -214,6 +214,37 @@ TEST(Manifest, RejectsStepsThatReadUnwrittenOrWriteInputs) {
       "entries[0] ('forward').outputs[0]: output 'y' is never written by any step");
 }
 
+TEST(Manifest, StepsMayWriteSeveralBuffers) {
+  const std::string step = "{\"kernel\": 0, \"args\": [0, 1, 2]}";
+  auto m = parseManifest(kGood);
+  EXPECT_EQ(m->entries[0].steps[0].outputs, 1u) << "absent means one output";
+  // A second temp that the step writes beside buffers[2].
+  std::string two =
+      replaced(replaced(kGood, R"("view_of": 2})", R"("view_of": 2},
+      {"dtype": "f32", "shape": [8], "kind": "temp", "live": [0, 0]})"),
+               step, "{\"kernel\": 0, \"args\": [0, 2, 4], \"outputs\": 2}");
+  m = parseManifest(two);
+  const StepDesc &parsed = m->entries[0].steps[0];
+  EXPECT_EQ(parsed.outputs, 2u);
+  EXPECT_EQ(firstOutput(parsed), 1u);
+  // What a step with several outputs may not do.
+  expectInvalid(
+      replaced(kGood, step, "{\"kernel\": 0, \"args\": [0, 1, 2], \"outputs\": 2}"),
+      "entries[0] ('forward').steps[0].args[1]: kernel 'mm' writes buffers[1], "
+      "which is a parameter");
+  expectInvalid(
+      replaced(kGood, step, "{\"kernel\": 0, \"args\": [0, 2, 3], \"outputs\": 2}"),
+      "entries[0] ('forward').steps[0].args[2]: kernel 'mm' writes buffers[3] and "
+      "buffers[2], which share buffers[2]'s memory");
+  for (const char *bad : {"0", "4", "\"2\"", "1.5"})
+    expectInvalid(
+        replaced(kGood, step,
+                 std::string("{\"kernel\": 0, \"args\": [0, 1, 2], \"outputs\": ") + bad +
+                     "}"),
+        "entries[0] ('forward').steps[0].outputs: expected how many of the "
+        "step's 3 args it writes: an integer from 1 to 3");
+}
+
 TEST(Manifest, RejectsDuplicates) {
   expectInvalid(replaced(kGood, "\"name\": \"len\"", "\"name\": \"x\""),
                 "entries[0] ('forward').inputs[1]: duplicate input name 'x'");
@@ -323,7 +354,7 @@ TEST(Manifest, RejectsBoundsOverUnboundDimsOrEmpty) {
 // prefix [B, P+1, 8] out of a strided view.
 
 const std::string kStates = R"({
-  "abi_version": 3, "model": "m", "kernels": ["copy"],
+  "abi_version": 4, "model": "m", "kernels": ["copy"],
   "states": [{"name": "kv", "dtype": "f32", "rank": 3}],
   "entries": [
    {"name": "start",

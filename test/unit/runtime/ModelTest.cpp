@@ -48,7 +48,7 @@ std::vector<std::string> dims(const kiln_tensor_info &info) {
 TEST_F(ModelFixture, DescribesItself) {
   EXPECT_STREQ(kiln_model_name(model), "fake");
   EXPECT_STREQ(kiln_model_target(model), "x86-64-linux");
-  EXPECT_NE(std::string(kiln_model_manifest_json(model)).find("\"abi_version\": 3"),
+  EXPECT_NE(std::string(kiln_model_manifest_json(model)).find("\"abi_version\": 4"),
             std::string::npos);
   ASSERT_EQ(kiln_model_entry_count(model), 4u);
   EXPECT_STREQ(kiln_model_entry_name(model, 0), "forward");
@@ -207,7 +207,7 @@ TEST(ModelOpen, DirectoryIsRejected) {
 // A model from before ABI 2 (no live ranges) is rejected by its ABI version, naming both.
 TEST(ModelOpen, OlderAbiVersionIsIncompatible) {
   expectOpenFails(FAKE_MODEL_ABI1, KILN_STATUS_INCOMPATIBLE,
-                  "built for Kiln model ABI 1; this runtime supports ABI 3");
+                  "built for Kiln model ABI 1; this runtime supports ABI 4");
 }
 
 TEST(ModelOpen, MissingKernelSymbolIsNamed) {

@@ -31,7 +31,7 @@ const std::string kParameters = R"([
    "conversion": "int8", "rows": [0, 1]}])";
 
 std::unique_ptr<Manifest> manifest(const std::string &parameters = kParameters) {
-  return parseManifest(R"({"abi_version": 3, "model": "m", "weights": "int8",
+  return parseManifest(R"({"abi_version": 4, "model": "m", "weights": "int8",
     "parameters": )" + parameters +
                        R"(, "kernels": ["k"],
     "entries": [{"name": "f",

@@ -19,7 +19,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #ifndef FAKE_ABI_VERSION
-#define FAKE_ABI_VERSION 3
+#define FAKE_ABI_VERSION 4
 #endif
 
 /* forward:  z = view((x + y) * proj.weight + view(proj.bias)),  s = x + y
@@ -51,7 +51,7 @@ __attribute__((constructor)) static void abortOnLoad(void) { abort(); }
 #endif
 static const char *manifest =
     "{\n"
-    "  \"abi_version\": 3,\n"
+    "  \"abi_version\": 4,\n"
     "  \"model\": \"fake\",\n"
     "  \"target\": \"" FAKE_TARGET "\",\n"
     "  \"parameters\": [\n"

@@ -17,7 +17,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT const char *kiln_model_manifest(void) {
-  return "{\"abi_version\": 3, \"model\": \"stateful\", \"target\": \"host\",\n"
+  return "{\"abi_version\": 4, \"model\": \"stateful\", \"target\": \"host\",\n"
          " \"kernels\": [\"real_copy\"],\n"
          " \"states\": [{\"name\": \"cache\", \"dtype\": \"f32\", \"rank\": 2},\n"
          "            {\"name\": \"aux\", \"dtype\": \"f32\", \"rank\": 2}],\n"
@@ -114,4 +114,4 @@ EXPORT const char *kiln_model_manifest(void) {
          " ]}\n";
 }
 
-EXPORT int kiln_model_abi_version(void) { return 3; }
+EXPORT int kiln_model_abi_version(void) { return 4; }

@@ -3,7 +3,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT const char *kiln_model_manifest(void) {
-  return "{\"abi_version\": 3, \"model\": \"real\", \"target\": \"host\",\n"
+  return "{\"abi_version\": 4, \"model\": \"real\", \"target\": \"host\",\n"
          " \"parameters\": [{\"name\": \"scale\", \"dtype\": \"f32\", \"shape\": "
          "[16]}],\n"
          " \"kernels\": [\"real_scale\"],\n"
@@ -44,4 +44,4 @@ EXPORT const char *kiln_model_manifest(void) {
          "   \"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]}]}\n";
 }
 
-EXPORT int kiln_model_abi_version(void) { return 3; }
+EXPORT int kiln_model_abi_version(void) { return 4; }
