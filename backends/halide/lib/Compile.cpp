@@ -179,8 +179,13 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
     task.object = joinPath(kernelsDir, kernel.name + ".o");
     FailureOr<LoweredKernel> pipeline = failure();
     if (llvm::Optional<std::string> error = guardHalide(task.context, [&] {
-          pipeline = kernel.denseCopy ? lowerDenseCopy(kernel.op->getResult(0), target)
-                                      : lowerOp(kernel.op, target);
+          if (kernel.denseCopy)
+            pipeline = lowerDenseCopy(kernel.op->getResult(0), target);
+          else if (kernel.appends > 1)
+            pipeline =
+                lowerKvAppends(cast<KvAppendOp>(kernel.op), kernel.appends, target);
+          else
+            pipeline = lowerOp(kernel.op, target);
         })) {
       kernel.op->emitError() << "Halide failed to lower this op to kernel '"
                              << kernel.name << "': " << *error;

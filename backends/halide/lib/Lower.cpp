@@ -133,3 +133,12 @@ FailureOr<LoweredKernel>
 kiln::halide_backend::lowerDenseCopy(Value value, const Halide::Target &target) {
   return scheduleAt(value.getLoc(), lowerCopy(value, llvm::None), target);
 }
+
+FailureOr<LoweredKernel>
+kiln::halide_backend::lowerKvAppends(KvAppendOp op, unsigned count,
+                                     const Halide::Target &target) {
+  // Equal signatures: one value's type stands for every one's.
+  llvm::SmallVector<Value, 2> sources(count, op.value());
+  return scheduleAt(op.getLoc(), lowerCopy(sources, static_cast<int64_t>(op.axis())),
+                    target);
+}

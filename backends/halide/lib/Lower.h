@@ -12,6 +12,8 @@
 
 #include "Halide.h"
 
+#include "kiln/ir/KilnOps.h"
+
 #include "mlir/IR/Operation.h"
 #include "mlir/Support/LogicalResult.h"
 
@@ -48,6 +50,12 @@ bool embeddingChecksIds(mlir::Operation *op);
 /// Lowers `op` for `target`; emits an error at the op and fails when it cannot: when
 /// the op has no lowering, or the target no schedule for it.
 mlir::FailureOr<LoweredKernel> lowerOp(mlir::Operation *op, const Halide::Target &target);
+
+/// The kernel that makes `count` kv_appends of `op`'s kernel signature, and of one
+/// shape, in one call: the inputs are each one's value, then the outputs each one's
+/// positions of its cache, in the same order.
+mlir::FailureOr<LoweredKernel> lowerKvAppends(KvAppendOp op, unsigned count,
+                                              const Halide::Target &target);
 
 /// The signature of, and the kernel that copies, a strided view (a kv_append result)
 /// into a dense buffer of its shape: how an entry returns one.

@@ -15,24 +15,37 @@ using namespace kiln;
 using namespace kiln::halide_backend;
 
 KernelAlgorithm
-kiln::halide_backend::lowerCopy(Value source, llvm::Optional<int64_t> stridedOutputAxis) {
-  // The source may be a head split read in place (Plan.cpp): dense rows only.
-  ImageParam input = makeInnerDenseInput(source, "input");
-  Extents extents = extentsOf(tensorType(source));
+kiln::halide_backend::lowerCopy(llvm::ArrayRef<Value> sources,
+                                llvm::Optional<int64_t> stridedOutputAxis) {
+  // Several sources (of one shape) are one Func of a Tuple: one loop nest writes every
+  // output, and a Tuple's outputs share their extents.
+  std::vector<ImageParam> inputs;
+  std::vector<Expr> values;
+  Extents extents = extentsOf(tensorType(sources.front()));
   int rank = static_cast<int>(extents.size());
   std::vector<Var> vars = makeVars(rank);
+  for (auto it : llvm::enumerate(sources)) {
+    // A source may be a head split read in place (Plan.cpp): dense rows only.
+    std::string name =
+        sources.size() == 1 ? "input" : "input" + std::to_string(it.index());
+    inputs.push_back(makeInnerDenseInput(it.value(), name));
+    values.push_back(inputs.back()(asExprs(vars)));
+  }
   Func output("result");
-  output(vars) = input(asExprs(vars));
-  OutputImageParam out = output.output_buffer();
-  if (stridedOutputAxis)
-    constrainStridedLayout(out, extents, halideDim(rank, *stridedOutputAxis));
+  if (values.size() == 1)
+    output(vars) = values.front();
   else
-    constrainLayout(out, extents);
+    output(vars) = Halide::Tuple(values);
+  int lastDenseDim = stridedOutputAxis ? halideDim(rank, *stridedOutputAxis) : rank - 1;
+  std::vector<OutputImageParam> outputs = output.output_buffers();
+  constrainStridedLayout(outputs.front(), extents, lastDenseDim);
+  for (OutputImageParam &out : llvm::drop_begin(outputs))
+    constrainStrides(out, extents, lastDenseDim);
   std::vector<Expr> sizes;
   for (int d = 0; d < rank; ++d)
-    sizes.push_back(input.dim(d).extent());
+    sizes.push_back(inputs.front().dim(d).extent());
   tieOutputExtents(output, extents, sizes);
-  return {{input}, {PointwiseKernel{output, vars, extents}}};
+  return {{inputs.begin(), inputs.end()}, {PointwiseKernel{output, vars, extents}}};
 }
 
 void kiln::halide_backend::populateStateLowerings(LoweringTable &table) {

@@ -57,7 +57,6 @@ Expr ownExtent(const OutputImageParam &buffer, const Extents &extents, int dim) 
 void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
                                                   const Extents &extents,
                                                   int lastDenseDim) {
-  Expr stride = 1;
   for (int i = 0; i < static_cast<int>(extents.size()); ++i) {
     Halide::Internal::Dimension dim = buffer.dim(i);
     if (isStatic(extents[i])) {
@@ -67,8 +66,15 @@ void kiln::halide_backend::constrainStridedLayout(OutputImageParam buffer,
       // Only autoschedulers read estimates; a sequence of a few hundred is typical.
       dim.set_estimate(0, 128);
     }
-    if (i <= lastDenseDim)
-      dim.set_stride(stride);
+  }
+  constrainStrides(buffer, extents, lastDenseDim);
+}
+
+void kiln::halide_backend::constrainStrides(OutputImageParam buffer,
+                                            const Extents &extents, int lastDenseDim) {
+  Expr stride = 1;
+  for (int i = 0; i <= lastDenseDim && i < static_cast<int>(extents.size()); ++i) {
+    buffer.dim(i).set_stride(stride);
     stride = stride * ownExtent(buffer, extents, i);
   }
 }
@@ -131,7 +137,8 @@ std::vector<Var> kiln::halide_backend::withoutAxis(const std::vector<Var> &vars,
 
 void kiln::halide_backend::tieOutputExtents(Func out, const Extents &extents,
                                             const std::vector<Expr> &source) {
-  OutputImageParam buffer = out.output_buffer();
+  // A Tuple's other outputs have the first one's extents (Halide's rule).
+  OutputImageParam buffer = out.output_buffers().front();
   for (size_t d = 0; d < extents.size(); ++d)
     if (!isStatic(extents[d]))
       buffer.dim(static_cast<int>(d)).set_extent(source[d]);

@@ -66,6 +66,10 @@ void constrainLayout(Halide::OutputImageParam buffer, const Extents &extents);
 /// stridedViewAxis; its dimensions up to the strided axis are dense).
 void constrainStridedLayout(Halide::OutputImageParam buffer, const Extents &extents,
                             int lastDenseDim);
+/// Only the strides that constrainStridedLayout pins: all a Tuple's outputs after the
+/// first may take (their bounds are the first one's).
+void constrainStrides(Halide::OutputImageParam buffer, const Extents &extents,
+                      int lastDenseDim);
 
 /// For a value that the plan holds in a strided view, the tensor axis across which it
 /// is not dense; None for a dense value. Only kv_append results are strided: a view of

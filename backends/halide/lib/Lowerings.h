@@ -191,8 +191,10 @@ Expr embeddingAt(EmbeddingOp op, const ImageParam &table, const ImageParam &ids,
 Expr sinusoidAt(SinusoidOp op, const Expr &position, const Expr &d);
 
 /// result = `source`, into a dense buffer, or with `stridedOutputAxis` into a strided
-/// view across that tensor axis (LowerState.cpp).
-KernelAlgorithm lowerCopy(mlir::Value source, llvm::Optional<int64_t> stridedOutputAxis);
+/// view across that tensor axis (LowerState.cpp); for several sources of one shape, one
+/// output of each, in order, written by one loop nest.
+KernelAlgorithm lowerCopy(llvm::ArrayRef<mlir::Value> sources,
+                          llvm::Optional<int64_t> stridedOutputAxis);
 
 } // namespace kiln::halide_backend
 

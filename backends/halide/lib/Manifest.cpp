@@ -98,6 +98,8 @@ void writeStep(OStream &json, const StepPlan &step) {
     for (int arg : step.args)
       json.value(arg);
   });
+  if (step.outputs != 1)
+    json.attribute(key::kOutputs, step.outputs);
   if (!step.locs.empty())
     json.attribute(key::kLoc, step.locs.front());
   if (step.locs.size() > 1)

@@ -204,10 +204,20 @@ FailureOr<int> Planner::resultBuffer(EntryPlan &entry, Operation &op) {
 
 void Planner::pushStep(EntryPlan &entry, Operation *op, int kernel,
                        std::vector<int> args) {
+  flushAppends(entry);
+  appendStep(entry, op, kernel, std::move(args), /*outputs=*/1);
+}
+
+void Planner::appendStep(EntryPlan &entry, llvm::ArrayRef<Operation *> ops, int kernel,
+                         std::vector<int> args, int outputs) {
   StepPlan step;
   step.kernel = kernel;
   step.args = std::move(args);
-  step.locs = chainTexts(op->getLoc());
+  step.outputs = outputs;
+  for (Operation *op : ops)
+    for (std::string &loc : chainTexts(op->getLoc()))
+      if (!llvm::is_contained(step.locs, loc))
+        step.locs.push_back(std::move(loc));
   entry.steps.push_back(std::move(step));
 }
 
@@ -346,6 +356,7 @@ LogicalResult Planner::planReturn(EntryPlan &entry, FuncOp func, ReturnOp ret) {
                              << "' has no '" << kNameAttr << "' attribute";
     int buffer = buffers_.lookup(it.value());
     if (entry.buffers[buffer].isStrided()) {
+      flushAppends(entry);
       BufferPlan dense;
       dense.dtype = entry.buffers[buffer].dtype;
       dense.shape = entry.buffers[buffer].shape;
@@ -451,6 +462,8 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
   if (op.getNumResults() != 1)
     return op.emitError() << "a kernel must produce exactly one tensor, '" << op.getName()
                           << "' produces " << op.getNumResults();
+  // The queued appends run first, and their kernel is numbered before this one.
+  flushAppends(entry);
   int kernel = kernelIndex(&op);
   std::vector<int> args;
   for (Value operand : op.getOperands())
@@ -516,6 +529,7 @@ LogicalResult Planner::planEntry(FuncOp func) {
   shapes_ = std::move(*shapes);
   buffers_.clear();
   stateBuffers_.clear();
+  queuedAppends_ = QueuedAppends();
 
   EntryPlan entry;
   entry.name = func.getName().str();
@@ -524,6 +538,7 @@ LogicalResult Planner::planEntry(FuncOp func) {
   for (Operation &op : func.front())
     if (failed(planOp(entry, func, op)))
       return failure();
+  flushAppends(entry);
   planLifetimes(entry);
   plan_.entries.push_back(std::move(entry));
   return success();

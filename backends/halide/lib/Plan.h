@@ -81,8 +81,11 @@ struct BufferPlan {
 
 struct StepPlan {
   int kernel = -1;
-  /// Buffer indices: the kernel's inputs in operand order, then its output.
+  /// Buffer indices: the kernel's inputs in operand order, then its outputs.
   std::vector<int> args;
+  /// How many of `args`, at the end, the kernel writes: 1, or one per kv_append of a
+  /// step that appends to several caches (KernelPlan::appends).
+  int outputs = 1;
   /// The model's source lines the step computes, each as its call chain (kiln::chainText:
   /// "model.cpp:42", or "model.cpp:42 > Attention.cpp:37" for an op of an nn module),
   /// each once, in the order of its op's location: one for a plain op, one per member
@@ -109,6 +112,10 @@ struct KernelPlan {
   /// Instead of computing `op`: copy its result, a strided view, into a dense buffer
   /// (for an entry that returns what kv_append returns). See lowerDenseCopy.
   bool denseCopy = false;
+  /// For kv_append: how many appends of `op`'s signature one call makes (a decoding
+  /// step's key and value caches: 2), each with its value as an input and its cache
+  /// positions as an output, in that order. See lowerKvAppends.
+  unsigned appends = 1;
   /// How many steps (across all entries) call it.
   unsigned uses = 0;
 };

@@ -13,8 +13,7 @@
 
 namespace kiln::halide_backend {
 
-/// The buffer whose memory `buffer` uses: itself, or what its chain of views views.
-static int rootOf(const EntryPlan &entry, int buffer) {
+int rootOf(const EntryPlan &entry, int buffer) {
   while (entry.buffers[buffer].kind == BufferPlan::Kind::View)
     buffer = entry.buffers[buffer].index;
   return buffer;

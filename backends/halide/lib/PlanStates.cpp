@@ -127,7 +127,7 @@ LogicalResult Planner::planKvAppend(EntryPlan &entry, KvAppendOp op) {
   FailureOr<int> targetIndex = pushBuffer(entry, op, std::move(target));
   if (failed(targetIndex))
     return failure();
-  pushStep(entry, op, kernelIndex(op), {buffers_.lookup(op.value()), *targetIndex});
+  queueAppend(entry, op, buffers_.lookup(op.value()), *targetIndex);
 
   // Positions 0 ... P + N - 1, which the ops after it read in place.
   BufferPlan prefix;
@@ -143,6 +143,53 @@ LogicalResult Planner::planKvAppend(EntryPlan &entry, KvAppendOp op) {
   return success();
 }
 
+void Planner::queueAppend(EntryPlan &entry, KvAppendOp op, int value, int target) {
+  // A decoding step appends to its key and its value cache, two copies of a few hundred
+  // floats each: one kernel for both halves the calls (XLA's horizontal fusion). One
+  // call writes every output over the same extents, so the values must agree in shape
+  // (equal signatures pin only the static sizes); and a value may not be in a cache
+  // that the same call writes, which only a later step may read.
+  QueuedAppends &queued = queuedAppends_;
+  bool joins = false;
+  if (!queued.ops.empty()) {
+    auto first = cast<KvAppendOp>(queued.ops.front());
+    joins = kernelSignature(op) == kernelSignature(first) &&
+            shapes_.lookup(op.value()) == shapes_.lookup(first.value());
+    for (int written : queued.targets)
+      joins = joins && rootOf(entry, written) != rootOf(entry, value) &&
+              rootOf(entry, written) != rootOf(entry, target);
+  }
+  if (!joins)
+    flushAppends(entry);
+  queued.ops.push_back(op);
+  queued.values.push_back(value);
+  queued.targets.push_back(target);
+}
+
+void Planner::flushAppends(EntryPlan &entry) {
+  QueuedAppends &queued = queuedAppends_;
+  if (queued.ops.empty())
+    return;
+  auto first = cast<KvAppendOp>(queued.ops.front());
+  unsigned count = static_cast<unsigned>(queued.ops.size());
+  int kernel;
+  if (count == 1) {
+    kernel = kernelIndex(first);
+  } else {
+    std::string signature = kernelSignature(first) + " x" + std::to_string(count);
+    bool added = !kernelIndices_.count(signature);
+    kernel = kernelIndex(first, signature);
+    if (added) {
+      plan_.kernels[kernel].appends = count;
+      plan_.kernels[kernel].name += "_x" + std::to_string(count);
+    }
+  }
+  std::vector<int> args = queued.values;
+  args.insert(args.end(), queued.targets.begin(), queued.targets.end());
+  appendStep(entry, queued.ops, kernel, std::move(args), static_cast<int>(count));
+  queued = QueuedAppends();
+}
+
 LogicalResult Planner::planStateOp(EntryPlan &entry, Operation &op) {
   if (auto alloc = dyn_cast<StateAllocOp>(op)) {
     // No step: the runtime zero-fills a state it creates.
@@ -155,6 +202,7 @@ LogicalResult Planner::planStateOp(EntryPlan &entry, Operation &op) {
                                        shapes_.lookup(write.value()), /*create=*/true);
     if (failed(state))
       return failure();
+    flushAppends(entry);
     pushStep(entry, &op, kernelIndex(&op), {buffers_.lookup(write.value()), *state});
     return success();
   }

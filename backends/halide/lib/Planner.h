@@ -30,6 +30,9 @@ SymShape denseStrides(llvm::ArrayRef<SymDim> shape);
 /// `a * b`, folded where both are static.
 SymDim multiplyDims(const SymDim &a, const SymDim &b);
 
+/// The buffer whose memory `buffer` uses: itself, or what its chain of views views.
+int rootOf(const EntryPlan &entry, int buffer);
+
 /// Sets each temporary's live range (BufferPlan::firstStep, lastStep) from the entry's
 /// steps and outputs, once they are all planned (PlanLifetimes.cpp).
 void planLifetimes(EntryPlan &entry);
@@ -58,8 +61,12 @@ private:
                                  BufferPlan::Kind kind, int index);
   mlir::FailureOr<int> parameterIndex(ParameterOp op);
   /// Appends the step that runs `kernel` on `args` (inputs, then the output) for `op`,
-  /// which gives it its source lines.
+  /// which gives it its source lines, after any kv_appends still queued.
   void pushStep(EntryPlan &entry, mlir::Operation *op, int kernel, std::vector<int> args);
+  /// Appends a step for `ops` (their source lines, in order) whose last `outputs` args
+  /// the kernel writes.
+  void appendStep(EntryPlan &entry, llvm::ArrayRef<mlir::Operation *> ops, int kernel,
+                  std::vector<int> args, int outputs);
   /// The kernel of `signature`, added (for `op`) when new.
   int kernelIndex(mlir::Operation *op, const std::string &signature,
                   bool denseCopy = false);
@@ -93,6 +100,11 @@ private:
                                    llvm::StringRef name, const SymShape &shape,
                                    bool create);
   mlir::LogicalResult planKvAppend(EntryPlan &entry, KvAppendOp op);
+  /// Queues the copy of kv_append `op` from buffer `value` into buffer `target`: it
+  /// joins the queued ones when one kernel can make them all, else they go first.
+  void queueAppend(EntryPlan &entry, KvAppendOp op, int value, int target);
+  /// The step of the queued kv_appends, if any: one kernel for all of them.
+  void flushAppends(EntryPlan &entry);
   /// The dimension an input binds with its value (`kiln.value_dim`); "" when none.
   std::string valueDimOf(mlir::FuncOp func, unsigned input);
 
@@ -106,6 +118,13 @@ private:
   SymbolicShapeMap shapes_;
   llvm::DenseMap<mlir::Value, int> buffers_;
   llvm::StringMap<int> stateBuffers_;
+  /// kv_appends planned but not yet a step (queueAppend): their ops, and the buffers
+  /// each copies from and to.
+  struct QueuedAppends {
+    llvm::SmallVector<mlir::Operation *, 2> ops;
+    std::vector<int> values, targets;
+  };
+  QueuedAppends queuedAppends_;
 };
 
 } // namespace kiln::halide_backend

@@ -126,6 +126,25 @@ TEST_F(HalideLowerState, SignaturesMarkStridedOperands) {
   EXPECT_EQ(kernelSignature(ops[0]), kernelSignature(ops[1]));
 }
 
+/// The elements of `cache` that differ from what writing `value` (one position) at
+/// `position` into `before` gives; `changed` counts those that differ from `before`.
+size_t wrongAfterAppend(const Cache &cache, const HostTensor &before,
+                        const HostTensor &value, int64_t position, size_t &changed) {
+  size_t wrong = 0;
+  changed = 0;
+  for (int64_t b = 0; b < cache.batch; ++b)
+    for (int64_t h = 0; h < kHeads; ++h)
+      for (int64_t p = 0; p < kCapacity; ++p)
+        for (int64_t d = 0; d < kDim; ++d) {
+          int64_t at = ((b * kHeads + h) * kCapacity + p) * kDim + d;
+          float expected =
+              p == position ? value.f32[(b * kHeads + h) * kDim + d] : before.f32[at];
+          changed += cache.data.f32[at] != before.f32[at];
+          wrong += cache.data.f32[at] != expected;
+        }
+  return wrong;
+}
+
 TEST_F(HalideLowerState, KvAppendWritesOnlyPositionP) {
   LoweredKernel kernel = compile(ops[0]);
   ASSERT_TRUE(kernel.output.defined());
@@ -137,18 +156,39 @@ TEST_F(HalideLowerState, KvAppendWritesOnlyPositionP) {
     kernel.inputs[0].set(input);
     Halide::Buffer<float> target = cache.view(position, 1);
     kernel.output.realize(target);
-    size_t changed = 0, wrong = 0;
-    for (int64_t b = 0; b < 3; ++b)
-      for (int64_t h = 0; h < kHeads; ++h)
-        for (int64_t p = 0; p < kCapacity; ++p)
-          for (int64_t d = 0; d < kDim; ++d) {
-            int64_t at = ((b * kHeads + h) * kCapacity + p) * kDim + d;
-            float expected =
-                p == position ? value.f32[(b * kHeads + h) * kDim + d] : before.f32[at];
-            changed += cache.data.f32[at] != before.f32[at];
-            wrong += cache.data.f32[at] != expected;
-          }
-    EXPECT_EQ(wrong, 0u) << "position " << position;
+    size_t changed = 0;
+    EXPECT_EQ(wrongAfterAppend(cache, before, value, position, changed), 0u)
+        << "position " << position;
+    EXPECT_GT(changed, 0u);
+  }
+}
+
+TEST_F(HalideLowerState, OneKernelAppendsToTwoCaches) {
+  // The plan's kernel for a step's k and v appends (KernelPlan::appends): inputs k, v,
+  // then outputs k's positions, v's positions.
+  Halide::Target target = Halide::get_jit_target_from_environment();
+  mlir::FailureOr<LoweredKernel> kernel =
+      lowerKvAppends(mlir::cast<KvAppendOp>(ops[0]), 2, target);
+  ASSERT_TRUE(mlir::succeeded(kernel));
+  ASSERT_EQ(kernel->inputs.size(), 2u);
+  kernel->output.compile_jit(target);
+  for (int64_t position : {0, 17, 79}) {
+    Cache keys(2, 30 + position), values(2, 40 + position);
+    HostTensor keysBefore = keys.data, valuesBefore = values.data;
+    HostTensor k = randomTensor({2, kHeads, 1, kDim}, 50 + position);
+    HostTensor v = randomTensor({2, kHeads, 1, kDim}, 60 + position);
+    Halide::Buffer<> kIn = KernelHarness::toBuffer(k), vIn = KernelHarness::toBuffer(v);
+    kernel->inputs[0].set(kIn);
+    kernel->inputs[1].set(vIn);
+    Halide::Buffer<float> kOut = keys.view(position, 1), vOut = values.view(position, 1);
+    Halide::Realization outputs(kOut, vOut);
+    kernel->output.realize(outputs);
+    size_t changed = 0;
+    EXPECT_EQ(wrongAfterAppend(keys, keysBefore, k, position, changed), 0u)
+        << "keys, position " << position;
+    EXPECT_GT(changed, 0u);
+    EXPECT_EQ(wrongAfterAppend(values, valuesBefore, v, position, changed), 0u)
+        << "values, position " << position;
     EXPECT_GT(changed, 0u);
   }
 }

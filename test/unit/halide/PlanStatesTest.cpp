@@ -59,6 +59,27 @@ protected:
     EXPECT_FALSE(plan(text)) << text_;
     return errors;
   }
+
+  /// Plans an entry `(kStepArgs) -> resultType` with `body`; its steps, each as its
+  /// args, followed by "/N" when it writes N > 1 of them.
+  std::vector<std::string> stepArgs(const std::string &body,
+                                    const std::string &resultType) {
+    std::string text = "func @step(" + std::string(kStepArgs) + ") -> (" + resultType +
+                       " {kiln.name = \"y\"}) {\n" + body + "\n}\n";
+    std::vector<std::string> result;
+    if (!plan(text)) {
+      ADD_FAILURE() << errors;
+      return result;
+    }
+    for (const Value &s : *entry("step").getArray("steps")) {
+      const Object &step = *s.getAsObject();
+      std::string args = str(step.get("args"));
+      if (llvm::Optional<int64_t> outputs = step.getInteger("outputs"))
+        args += "/" + std::to_string(*outputs);
+      result.push_back(args);
+    }
+    return result;
+  }
 };
 
 TEST_F(PlanStates, StatesAreListedModelWide) {
@@ -115,14 +136,16 @@ TEST_F(PlanStates, KvAppendWritesPositionPAndReadsAStridedPrefix) {
   EXPECT_EQ(str(&buffers[7]),
             R"({"dtype":"f32","kind":"state","shape":["B",2,8,4],"state":1})");
   const Array &steps = *step.getArray("steps");
-  ASSERT_EQ(steps.size(), 4u) << text_;
-  // linear, the two appends (one kernel: a copy of the same type), the attention over
-  // the two prefixes.
-  EXPECT_EQ(str(steps[1].getAsObject()->get("args")), "[3,5]");
-  EXPECT_EQ(str(steps[2].getAsObject()->get("args")), "[0,8]");
-  EXPECT_EQ(steps[1].getAsObject()->getInteger("kernel").getValueOr(-1),
-            steps[2].getAsObject()->getInteger("kernel").getValueOr(-2));
-  EXPECT_EQ(str(steps[3].getAsObject()->get("args")), "[0,6,9,10]");
+  ASSERT_EQ(steps.size(), 3u) << text_;
+  // linear, the two appends (one call of one kernel: both values, then both targets),
+  // the attention over the two prefixes.
+  EXPECT_EQ(str(steps[1].getAsObject()->get("args")), "[3,0,5,8]");
+  EXPECT_EQ(steps[1].getAsObject()->getInteger("outputs").getValueOr(-1), 2);
+  EXPECT_EQ(steps[2].getAsObject()->getInteger("outputs").getValueOr(-1), -1)
+      << "a step with one output says nothing";
+  EXPECT_EQ(str(steps[2].getAsObject()->get("args")), "[0,6,9,10]");
+  int64_t kernel = steps[1].getAsObject()->getInteger("kernel").getValueOr(-1);
+  EXPECT_EQ(str(&(*root().getArray("kernels"))[kernel]), R"("kiln_m_k2_kv_append_x2")");
   EXPECT_EQ(str(&(*step.getArray("outputs"))[0]),
             R"({"buffer":10,"dtype":"f32","name":"y","shape":["B",2,1,4]})");
 }
@@ -325,6 +348,45 @@ TEST_F(PlanStates, HeadSplitOfAPrefixThatAKernelReadsDenseIsAnError) {
                                 "tensor<?x2x?x2x2xf32>");
   EXPECT_NE(error.find("cannot reshape a strided view of a cache"), std::string::npos)
       << error;
+}
+
+const char *kAppendK = R"mlir(
+  %k = kiln.kv_append "k", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>)mlir";
+
+TEST_F(PlanStates, AppendsThatAKernelReadsBetweenAreTwoSteps) {
+  // The relu reads k's cache before v's append: k's copy must run first.
+  EXPECT_EQ(stepArgs(std::string(kAppendK) + R"mlir(
+  %r = kiln.relu %k : tensor<?x2x?x4xf32>
+  %v = kiln.kv_append "v", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x?x4xf32>
+  %s = kiln.add %r, %v : (tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %s : tensor<?x2x?x4xf32>)mlir",
+                     "tensor<?x2x?x4xf32>"),
+            (std::vector<std::string>{"[0,2]", "[3,4]", "[0,6]", "[4,7,8]"}));
+}
+
+TEST_F(PlanStates, AppendsOfDifferentShapesAreTwoSteps) {
+  // Equal static types, but one value has T positions and the other 1: one call writes
+  // every output over the first one's extents.
+  EXPECT_EQ(stepArgs(std::string(kAppendK) + R"mlir(
+  %w = kiln.kv_append "w", %k {axis = 2 : i64, capacity = 16 : i64, position = "0"}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %w : tensor<?x2x?x4xf32>)mlir",
+                     "tensor<?x2x?x4xf32>"),
+            (std::vector<std::string>{"[0,2]", "[3,5]", "[6,7]"}));
+}
+
+TEST_F(PlanStates, AppendOfAQueuedCacheIsItsOwnStep) {
+  // v's value is k's cache (same shape and type): it may only be read once k's copy ran.
+  EXPECT_EQ(stepArgs(R"mlir(
+  %k = kiln.kv_append "k", %x {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x1x4xf32>
+  %v = kiln.kv_append "v", %k {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x1x4xf32>
+  kiln.return %v : tensor<?x2x1x4xf32>)mlir",
+                     "tensor<?x2x1x4xf32>"),
+            (std::vector<std::string>{"[0,2]", "[3,5]", "[6,7]"}));
 }
 
 TEST_F(PlanStates, CreateAfterUseIsAnError) {
