@@ -1,6 +1,6 @@
 //===- FuseKernels.cpp - Elementwise ops into the kernels around them -----===//
 //
-// Groups ops into kiln.fusion kernels the way XLA's and TVM's fusion passes do, in three
+// Groups ops into kiln.fusion kernels the way XLA's and TVM's fusion passes do, in four
 // sweeps over each entry, each claiming ops that the later ones no longer see:
 //
 //  1. a layer_norm or rms_norm takes the elementwise ops that only it reads (the
@@ -13,11 +13,16 @@
 //     reads another linear's value through elementwise ops alone (a feed-forward
 //     block: linear, ReLU, linear), that linear and its epilogue too, computed whole
 //     before it: the block, the residual add and the norm are one kernel;
-//  2. a linear (kiln.linear or, over int8 weights, kiln.quantized_linear), matmul,
+//  2. a layer_norm or rms_norm left without a prologue whose result only a linear or
+//     matmul reads, as that product's lhs, becomes the first stage of the product's
+//     group, computed whole before the product reads it (a model's final norm and its
+//     logits product, a pre-norm layer's norm and the projection after it): the mirror
+//     of the linear computed before a normalisation;
+//  3. a linear (kiln.linear or, over int8 weights, kiln.quantized_linear), matmul,
 //     layer_norm or rms_norm takes the chain of elementwise ops that consumes its
 //     result alone (bias, ReLU/GELU, residual add) as its epilogue, applied to each
 //     output tile while it is in registers;
-//  3. what is left of elementwise chains becomes one pointwise kernel per chain, which
+//  4. what is left of elementwise chains becomes one pointwise kernel per chain, which
 //     also computes the values it alone reads that are expressions of the element's
 //     index: an embedding's gathered rows, a range of positions and their sinusoids
 //     (a model's input layer: rows * sqrt(d) + positions, one kernel instead of four).
@@ -94,6 +99,9 @@ public:
       if (Value input = normalizedInput(&op))
         growPrologue(&op, input);
     for (Operation &op : block)
+      if (normalizedInput(&op))
+        computeBeforeProduct(&op);
+    for (Operation &op : block)
       if (isAnchor(&op))
         growEpilogue(groupOf(&op));
     for (Operation &op : block)
@@ -150,6 +158,13 @@ private:
       if (notStage != notStages.end())
         reason += "; nor is it the first stage of the normalisation that reads it: " +
                   notStage->second;
+      auto notBefore = notBeforeProduct.find(op);
+      if (notBefore != notBeforeProduct.end())
+        reason += (normalizedInput(op)
+                       ? "; nor is it the first stage of the product that reads it: "
+                       : "; nor does it compute the normalisation that it reads as its "
+                         "first stage: ") +
+                  notBefore->second;
       return reason;
     }
     auto notSource = notSources.find(op);
@@ -286,6 +301,46 @@ private:
     groups[group].ops = std::move(ops);
   }
 
+  /// Why `norm` cannot be the first stage of `product`, the only op that reads it; ""
+  /// when it can.
+  std::string whyNotBeforeProduct(Operation *norm, Operation *product) const {
+    if (isa<QuantizedLinearOp>(product))
+      return "the product is a " + opName(product) +
+             ", which reads its input from memory";
+    if (product->getOperand(0) != norm->getResult(0))
+      return "the product (" + opName(product) +
+             ") reads the normalised value as its right-hand side, and a stage computes "
+             "only the left-hand side";
+    if (claimed.count(norm))
+      return "the normalisation anchors the group of its prologue, which a first stage "
+             "cannot take";
+    if (claimed.count(product))
+      return "the product (" + opName(product) +
+             ") is already the first stage of a later normalisation's group";
+    return "";
+  }
+
+  /// Makes `norm` the first stage of the group of the linear or matmul that alone reads
+  /// it, or records why not (where that reader is a product, the one case in which a
+  /// remark has something to add to the epilogue's reason).
+  void computeBeforeProduct(Operation *norm) {
+    Value value = norm->getResult(0);
+    if (!value.hasOneUse())
+      return;
+    Operation *product = *value.user_begin();
+    if (!isa<LinearOp, QuantizedLinearOp, MatmulOp>(product))
+      return;
+    std::string reason = whyNotBeforeProduct(norm, product);
+    if (!reason.empty()) {
+      notBeforeProduct[norm] = reason;
+      notBeforeProduct[product] = reason;
+      return;
+    }
+    size_t group = startGroup(norm);
+    groups[group].ops.push_back(product);
+    claimed[product] = group;
+  }
+
   /// The linear that the prologue reads and that can be the group's first stage: read
   /// by nothing else, beside another input of the row's shape that gives the kernel its
   /// extents. Null when there is none; records why when a linear misses the second.
@@ -393,6 +448,9 @@ private:
   std::vector<NotComputedBefore> notBefore;
   /// Why each linear read by a normalisation's prologue is not that group's first stage.
   llvm::DenseMap<Operation *, std::string> notStages;
+  /// Why each normalisation read by a product alone is not the first stage of that
+  /// product's group, held at both.
+  llvm::DenseMap<Operation *, std::string> notBeforeProduct;
   /// Why each embedding, range or sinusoid is not computed in its reader's group.
   llvm::DenseMap<Operation *, std::string> notSources;
 };
@@ -422,7 +480,8 @@ struct FuseKernelsPass : public FuseKernelsBase<FuseKernelsPass> {
 } // namespace
 
 Operation *kiln::fusionAnchor(FusionOp fusion) {
-  // A first stage (a linear before a normalisation) comes before the anchor.
+  // First stages (linears before a normalisation, a normalisation before a product)
+  // come before the anchor.
   Operation *anchor = nullptr;
   for (Operation &op : fusion.getBody()->without_terminator())
     if (isAnchor(&op))

@@ -10,11 +10,14 @@
 // in the pipeline, each with its own schedule and computed whole (the scheduler's
 // compute_root), since every row the norm reduces needs all of the linear's columns.
 // That linear may itself read an earlier linear's value, with its epilogue (a feed-
-// forward block's first linear and ReLU), computed whole before it the same way. A
-// group without an anchor is one pointwise kernel of its chain, which may gather its
-// input rows (an embedding) and compute its positions (a range) and their encodings (a
-// sinusoid) where it reads them: they are expressions of the element's index, like the
-// chain itself. Each body argument is one kernel input, in order.
+// forward block's first linear and ReLU), computed whole before it the same way. The
+// mirror: a linear's or matmul's group may start with the layer_norm or rms_norm whose
+// result is its lhs (a model's final norm before its logits product), computed whole as
+// the product's first stage and read by it as any lhs Func. A group without an anchor is
+// one pointwise kernel of its chain, which may gather its input rows (an embedding) and
+// compute its positions (a range) and their encodings (a sinusoid) where it reads them:
+// they are expressions of the element's index, like the chain itself. Each body argument
+// is one kernel input, in order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,8 +49,9 @@ llvm::Optional<unsigned> shapeInput(Value value, Type type) {
 }
 
 /// What a group computes besides elementwise ops: its anchor (null: none) and the
-/// linears (f32 or quantized) computed before it, in order (at most two, as
-/// kiln-fuse-kernels forms groups: a feed-forward block's).
+/// stages computed before it, in order: linears (f32 or quantized; at most two, as
+/// kiln-fuse-kernels forms groups: a feed-forward block's) before a normalisation, or
+/// one normalisation before a linear or matmul.
 struct GroupOps {
   Operation *anchor = nullptr;
   llvm::SmallVector<Operation *, 1> stages;
@@ -99,10 +103,22 @@ bool isStage(Operation &op, llvm::ArrayRef<Operation *> before) {
   });
 }
 
+bool isNorm(Operation *op) { return isa<LayerNormOp, RmsNormOp>(op); }
+
+/// Whether `op` is a layer_norm or rms_norm that a product's group computes whole
+/// before it, as its only stage: it reads group inputs, and only `next`, a linear or
+/// matmul, reads it, as its lhs.
+bool isNormStage(Operation &op, Operation &next, llvm::ArrayRef<Operation *> before) {
+  return isNorm(&op) && before.empty() && isa<LinearOp, MatmulOp>(next) &&
+         llvm::all_of(op.getOperands(), [](Value v) { return v.isa<BlockArgument>(); }) &&
+         op.getResult(0).hasOneUse() && next.getOperand(0) == op.getResult(0);
+}
+
 /// The group's anchor and stages; emits an error and fails when the body is not
 /// what this lowering composes: elementwise ops of the result's shape around at most
 /// one anchor, which reads group inputs, except for a layer_norm's or rms_norm's input,
-/// which may read stages through elementwise ops; without an anchor, sources
+/// which may read stages through elementwise ops, and a linear's or matmul's lhs, which
+/// may be a normalisation stage; without an anchor, sources
 /// (embeddings, ranges, sinusoids) may feed the elementwise ops.
 FailureOr<GroupOps> findAnchor(FusionOp fusion) {
   GroupOps group;
@@ -140,7 +156,7 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
     }
     if (anchor) {
       // Only the last op of this kind anchors the group: before it, stages.
-      if (!isStage(*anchor, group.stages)) {
+      if (!isStage(*anchor, group.stages) && !isNormStage(*anchor, op, group.stages)) {
         op.emitError() << "a kiln.fusion has one anchor, and '" << anchor->getName()
                        << "' is already this group's";
         return failure();
@@ -149,8 +165,16 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
     }
     anchor = &op;
   }
-  if (!group.stages.empty() &&
-      (!isa<LayerNormOp, RmsNormOp>(anchor) ||
+  bool normStage = !group.stages.empty() && isNorm(group.stages.front());
+  if (normStage && group.stages.size() > 1) {
+    group.stages.back()->emitError()
+        << "a layer_norm or rms_norm computed first in a kiln.fusion must be read by the "
+           "group's anchor, and '"
+        << group.stages.back()->getName() << "' comes between them";
+    return failure();
+  }
+  if (!group.stages.empty() && !normStage &&
+      (!isNorm(anchor) ||
        group.stages.back()->getResult(0).getType() != fusion.getType())) {
     group.stages.front()->emitError()
         << "a linear computed first in a kiln.fusion must be read by a layer_norm's or "
@@ -169,15 +193,16 @@ FailureOr<GroupOps> findAnchor(FusionOp fusion) {
     return group;
   for (OpOperand &use : anchor->getOpOperands()) {
     Value operand = use.get();
-    if (operand.isa<BlockArgument>())
+    if (operand.isa<BlockArgument>() ||
+        (normStage && operand.getDefiningOp() == group.stages.front()))
       continue;
-    if (!isa<LayerNormOp, RmsNormOp>(anchor) || use.getOperandNumber() != 0 ||
+    if (!isNorm(anchor) || use.getOperandNumber() != 0 ||
         !shapeInput(operand, operand.getType())) {
       anchor->emitError() << "operand #" << use.getOperandNumber()
                           << " of the kiln.fusion anchor '" << anchor->getName()
                           << "' must be a group input (only a layer_norm or rms_norm "
-                             "reads a prologue, which "
-                             "needs a group input of its shape)";
+                             "reads a prologue, which needs a group input of its shape, "
+                             "and only a linear's or matmul's lhs a normalisation stage)";
       return failure();
     }
   }
@@ -206,6 +231,8 @@ public:
       ImageParam param = input(operand, name);
       return {param, param};
     }
+    if (stageValues_.count(operand))
+      return stageOperand(operand);
     std::vector<Var> vars = makeVars(tensorType(operand).getRank());
     Func prologue("prologue");
     prologue(vars) = valueAt(operand, vars);
@@ -286,14 +313,17 @@ public:
   }
 
   /// Makes `stage`, the output of a stage's pipeline, the value of `read` (the
-  /// `linear`'s result, or its epilogue's that the next stage reads), and ties the
+  /// stage op's result, or a linear's epilogue's that the next stage reads), and ties a
   /// linear's input (operand 0), when it is a group input, to the group's output
-  /// (below): its rows are the output's, only its last dimension (K) differs.
-  void addStage(Operation *linear, Value read, Func stage) {
+  /// (below): its rows are the output's, only its last dimension (K) differs. A
+  /// normalisation's input has its result's extents, to which the product that reads
+  /// it ties the output, as to any lhs.
+  void addStage(Operation *op, Value read, Func stage) {
     stageValues_[read] = stage;
-    Value input = linear->getOperand(0);
+    Value input = op->getOperand(0);
     if (auto arg = input.dyn_cast<BlockArgument>()) {
-      tiedFrom_[arg.getArgNumber()] = 1;
+      if (!isNorm(op))
+        tiedFrom_[arg.getArgNumber()] = 1;
       stageRows_[read] = inputs_[arg.getArgNumber()].first;
     } else {
       stageRows_[read] = stageRows_.lookup(input);

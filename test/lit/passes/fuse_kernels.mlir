@@ -196,6 +196,52 @@ func @elementwise_chain(%e: tensor<2x5x8xf32>, %p: tensor<5x8xf32>, %m: tensor<2
 
 // -----
 
+// A final LayerNorm whose result only the logits product reads (a matmul against the
+// tied embedding, transposed) is that product's first stage: norm and logits are one
+// kernel, the norm first.
+// CHECK-LABEL: func @final_norm_logits
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<?x1x8xf32>
+// CHECK-NOT: kiln.layer_norm
+// CHECK: %[[F:.+]] = kiln.fusion %[[X]], %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x1x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<32x8xf32>) -> tensor<?x1x32xf32> {
+// CHECK-NEXT: ^bb0(%[[A:[^:]+]]: tensor<?x1x8xf32>, %[[G:[^:]+]]: tensor<8xf32>, %[[BE:[^:]+]]: tensor<8xf32>, %[[E:[^:]+]]: tensor<32x8xf32>):
+// CHECK-NEXT: %[[N:.+]] = kiln.layer_norm %[[A]], %[[G]], %[[BE]]
+// CHECK-NEXT: %[[L:.+]] = kiln.matmul %[[N]], %[[E]] {transpose_rhs = true}
+// CHECK-NEXT: kiln.yield %[[L]] : tensor<?x1x32xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: kiln.return %[[F]]
+func @final_norm_logits(%x: tensor<?x1x8xf32> {kiln.name = "x", kiln.dims = ["B", "", ""]}) -> tensor<?x1x32xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %e = kiln.parameter "embedding" : tensor<32x8xf32>
+  %n = kiln.layer_norm %x, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x1x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x1x8xf32>
+  %l = kiln.matmul %n, %e {transpose_rhs = true} : (tensor<?x1x8xf32>, tensor<32x8xf32>) -> tensor<?x1x32xf32>
+  kiln.return %l : tensor<?x1x32xf32>
+}
+
+// -----
+
+// The same for an RMSNorm before a linear (a pre-norm layer's projection), whose
+// epilogue the group takes after the product.
+// CHECK-LABEL: func @rms_norm_linear_relu
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.rms_norm
+// CHECK-NEXT: kiln.linear
+// CHECK-NEXT: kiln.relu
+// CHECK-NEXT: kiln.yield
+// CHECK-NOT: kiln.fusion
+func @rms_norm_linear_relu(%x: tensor<?x8xf32> {kiln.name = "x", kiln.dims = ["N", ""]}) -> tensor<?x16xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %w = kiln.parameter "w" : tensor<16x8xf32>
+  %b = kiln.parameter "b" : tensor<16xf32>
+  %n = kiln.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  %h = kiln.linear %n, %w, %b : (tensor<?x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  %r = kiln.relu %h : tensor<?x16xf32>
+  kiln.return %r : tensor<?x16xf32>
+}
+
+// -----
+
 // A model's input layer: gathered rows scaled by sqrt(d), plus the sinusoids of a range
 // of positions, is one kernel. The gather, the range and the sinusoid are expressions
 // of the element's index, which the chain computes where it reads them.
@@ -467,4 +513,75 @@ func @feed_forward_hidden_read_twice(%x: tensor<?x8xf32>) -> (tensor<?x8xf32>, t
   %s = kiln.add %x, %o : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
   %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
   kiln.return %n, %r : tensor<?x8xf32>, tensor<?x16xf32>
+}
+
+// -----
+
+// A normalised value that a second op also reads is stored once: the product does not
+// compute it.
+// CHECK-LABEL: func @norm_with_two_readers
+// CHECK-NOT: kiln.fusion
+func @norm_with_two_readers(%x: tensor<4x8xf32>) -> (tensor<4x32xf32>, tensor<4x8xf32>) {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %e = kiln.parameter "embedding" : tensor<32x8xf32>
+  // expected-remark @+1 {{kiln.layer_norm not fused into a kernel group: no elementwise op can join it as its epilogue: its result has 2 uses, and a value with several readers is stored once, not recomputed}}
+  %n = kiln.layer_norm %x, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry}}
+  %l = kiln.matmul %n, %e {transpose_rhs = true} : (tensor<4x8xf32>, tensor<32x8xf32>) -> tensor<4x32xf32>
+  kiln.return %l, %n : tensor<4x32xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A product that reads the normalised value as its rhs: a stage is only ever an lhs.
+// CHECK-LABEL: func @norm_as_rhs
+// CHECK-NOT: kiln.fusion
+func @norm_as_rhs(%x: tensor<8x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  // expected-remark @+1 {{kiln.layer_norm not fused into a kernel group: no elementwise op can join it as its epilogue: its only reader, kiln.matmul, is not elementwise; nor is it the first stage of the product that reads it: the product (kiln.matmul) reads the normalised value as its right-hand side, and a stage computes only the left-hand side}}
+  %n = kiln.layer_norm %x, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8x8xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry; nor does it compute the normalisation that it reads as its first stage: the product (kiln.matmul) reads the normalised value as its right-hand side}}
+  %l = kiln.matmul %y, %n : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  kiln.return %l : tensor<4x8xf32>
+}
+
+// -----
+
+// A norm with its own prologue (a residual add) keeps its group: the product after it
+// says why it does not compute it.
+// CHECK-LABEL: func @norm_with_prologue_before_product
+// CHECK: kiln.fusion
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.layer_norm
+// CHECK-NEXT: kiln.yield
+// CHECK: kiln.matmul
+func @norm_with_prologue_before_product(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x32xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %be = kiln.parameter "be" : tensor<8xf32>
+  %e = kiln.parameter "embedding" : tensor<32x8xf32>
+  %s = kiln.add %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  // expected-remark @+1 {{kiln.matmul not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry; nor does it compute the normalisation that it reads as its first stage: the normalisation anchors the group of its prologue, which a first stage cannot take}}
+  %l = kiln.matmul %n, %e {transpose_rhs = true} : (tensor<4x8xf32>, tensor<32x8xf32>) -> tensor<4x32xf32>
+  kiln.return %l : tensor<4x32xf32>
+}
+
+// -----
+
+// A quantized_linear reads its input rows from memory: the norm before it stays apart.
+// CHECK-LABEL: func @norm_before_quantized_linear
+// CHECK-NOT: kiln.fusion
+func @norm_before_quantized_linear(%x: tensor<?x8xf32>) -> tensor<?x16xf32> {
+  %g = kiln.parameter "g" : tensor<8xf32>
+  %w = kiln.parameter "w" {source = "w", conversion = "int8"} : tensor<16x8xi8>
+  %s = kiln.parameter "w.scale" {source = "w", conversion = "int8_scale"} : tensor<16xf32>
+  %b = kiln.parameter "b" : tensor<16xf32>
+  // expected-remark @+1 {{kiln.rms_norm not fused into a kernel group: no elementwise op can join it as its epilogue: its only reader, kiln.quantized_linear, is not elementwise; nor is it the first stage of the product that reads it: the product is a kiln.quantized_linear, which reads its input from memory}}
+  %n = kiln.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32>, tensor<8xf32>) -> tensor<?x8xf32>
+  // expected-remark @+1 {{kiln.quantized_linear not fused into a kernel group: no elementwise op can join it as its epilogue: its result is an output of the entry; nor does it compute the normalisation that it reads as its first stage: the product is a kiln.quantized_linear}}
+  %q = kiln.quantized_linear %n, %w, %s, %b : (tensor<?x8xf32>, tensor<16x8xi8>, tensor<16xf32>, tensor<16xf32>) -> tensor<?x16xf32>
+  kiln.return %q : tensor<?x16xf32>
 }

@@ -1,7 +1,8 @@
 //===- LowerFusionTest.cpp - kiln.fusion groups as one kernel -------------===//
 //
 // Each kind of group kiln-fuse-kernels forms (an epilogue after linear or matmul, a
-// layer_norm's prologue, with a linear as its first stage or without, an elementwise
+// layer_norm's prologue, with a linear as its first stage or without, a normalisation
+// as the first stage of the product that reads it, an elementwise
 // chain, with the gathers and position encodings it computes), lowered as one kernel and
 // compared with the interpreter, which evaluates the body op by op, on fresh random
 // inputs at several dynamic sizes; and the kernel signatures that decide which groups
@@ -198,6 +199,73 @@ TEST_F(HalideLower, FusedFeedForwardResidualLayerNorm) {
     for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}})
       checkRandom({{b, s, d}, {hidden, d}, {hidden}, {d, hidden}, {d}, {d}, {d}});
   }
+}
+
+/// layer_norm of [?, ?, K] rows as the first stage of the product that reads it: a
+/// matmul against a [N, K] table, transposed (a model's final norm and its logits).
+std::string normLogits(int64_t k, int64_t n) {
+  std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+  std::string v = "tensor<" + std::to_string(k) + "xf32>";
+  std::string e = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
+  std::string y = "tensor<?x?x" + std::to_string(n) + "xf32>";
+  return "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (" + x + ", " + v + ", " + v + ", " +
+         e + ") -> " + y + " {\n^bb0(%x: " + x + ", %g: " + v + ", %be: " + v +
+         ", %e: " + e +
+         "):\n  %n = kiln.layer_norm %x, %g, %be {epsilon = 1.0e-5 : f32} : (" + x +
+         ", " + v + ", " + v + ") -> " + x + "\n  %l = kiln.matmul %n, %e " +
+         "{transpose_rhs = true} : (" + x + ", " + e + ") -> " + y +
+         "\n  kiln.yield %l : " + y + "\n}";
+}
+
+TEST_F(HalideLower, FusedLayerNormLogits) {
+  // The norm is computed whole before the product reads it as its lhs: K = 24 takes the
+  // panel schedule, the model's K = 512 the dot-product one, at a decode step's rows (1
+  // and 8) and an encoder's; 70 columns leave a partial tile. Rows of ~100 with unit
+  // spread check that the product reads the normalised rows, not the input.
+  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{24, 70}, {512, 70}}) {
+    std::string x = "tensor<?x?x" + std::to_string(k) + "xf32>";
+    std::string v = "tensor<" + std::to_string(k) + "xf32>";
+    load({x, v, v, "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>"},
+         "tensor<?x?x" + std::to_string(n) + "xf32>", normLogits(k, n));
+    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}})
+      check({randomTensor({b, s, k}, seed++, 99.0f, 101.0f), randomTensor({k}, seed++),
+             randomTensor({k}, seed++), randomTensor({n, k}, seed++)});
+  }
+}
+
+TEST_F(HalideLower, FusedRmsNormLinearRelu) {
+  // An RMSNorm before a linear with its epilogue (a pre-norm layer's projection).
+  const std::string x = "tensor<?x40xf32>", g = "tensor<40xf32>", w = "tensor<24x40xf32>",
+                    b = "tensor<24xf32>", y = "tensor<?x24xf32>";
+  load({x, g, w, b}, y,
+       "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (" + x + ", " + g + ", " + w + ", " + b +
+           ") -> " + y + " {\n^bb0(%x: " + x + ", %g: " + g + ", %w: " + w +
+           ", %b: " + b + "):\n  %n = kiln.rms_norm %x, %g {epsilon = 1.0e-6 : f32} : (" +
+           x + ", " + g + ") -> " + x + "\n  %l = kiln.linear %n, %w, %b : (" + x + ", " +
+           w + ", " + b + ") -> " + y + "\n  %e = kiln.relu %l : " + y +
+           "\n  kiln.yield %e : " + y + "\n}");
+  for (int64_t rows : {1, 7, 50})
+    checkRandom({{rows, 40}, {40}, {24, 40}, {24}});
+}
+
+TEST_F(HalideLower, NormStageReadOnlyByTheAnchor) {
+  // A normalisation computed first must be read by the group's anchor alone: a linear
+  // between it and the anchor (another linear) is an error, not a second stage.
+  const std::string x = "tensor<4x8xf32>", v = "tensor<8xf32>", w = "tensor<8x8xf32>";
+  std::string error = harness.load(oneOpModule(
+      {x, v, v, w, v, w}, x,
+      "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5 : (" + x + ", " + v + ", " +
+          v + ", " + w + ", " + v + ", " + w + ") -> " + x + " {\n^bb0(%x: " + x +
+          ", %g: " + v + ", %be: " + v + ", %w: " + w + ", %b: " + v + ", %e: " + w +
+          "):\n  %n = kiln.layer_norm %x, %g, %be {epsilon = 1.0e-5 : f32} : (" + x +
+          ", " + v + ", " + v + ") -> " + x + "\n  %l = kiln.linear %n, %w, %b : (" + x +
+          ", " + w + ", " + v + ") -> " + x + "\n  %m = kiln.linear %l, %e, %b : (" + x +
+          ", " + w + ", " + v + ") -> " + x + "\n  kiln.yield %m : " + x + "\n}"));
+  EXPECT_NE(
+      error.find("a layer_norm or rms_norm computed first in a kiln.fusion must be "
+                 "read by the group's anchor, and 'kiln.linear' comes between them"),
+      std::string::npos)
+      << error;
 }
 
 TEST_F(HalideLower, StageReadByAQuantizedLinearIsAnError) {
