@@ -85,7 +85,8 @@ int main(int argc, char **argv) {
 
     kiln::Session decoder(model, weights);
     std::vector<kiln_tensor> start{
-        {"memory", KILN_DTYPE_F32, 3, memoryShape, memory.data()}};
+        {"memory", KILN_DTYPE_F32, 3, memoryShape, memory.data()},
+        {"src_lengths", KILN_DTYPE_I32, 1, lengthsShape, lengths.data()}};
     std::vector<int32_t> tokens(size_t(b), 1);
     int32_t position = 0;
     std::vector<kiln_tensor> step{

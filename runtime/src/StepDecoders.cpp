@@ -136,9 +136,11 @@ void KVCacheDecoder::start(const std::vector<std::vector<int32_t>> &sources) {
   SourceBatch b = padSources(sources, padId_);
   int64_t dModel = 0;
   std::vector<float> memory = encodeSources(session_, entries_.encode, b, dModel);
-  // Cross-attention keys and values of every layer, once per source; and empty caches.
+  // Cross-attention keys and values of every layer and the memory's padding mask, once
+  // per source; and empty caches.
   session_.run(entries_.start,
-               {TensorArg::of("memory", {b.batch, b.length, dModel}, memory.data())});
+               {TensorArg::of("memory", {b.batch, b.length, dModel}, memory.data()),
+                TensorArg::of("src_lengths", {b.batch}, b.lengths.data())});
   srcLengths_ = std::move(b.lengths);
   rowSource_.resize(srcLengths_.size());
   for (size_t r = 0; r < rowSource_.size(); ++r)

@@ -63,9 +63,11 @@ class ModelTest(unittest.TestCase):
 
     def test_states_and_manifest(self):
         model = kiln.Model(TRANSLATOR_SO)
-        # Per decoder layer: cross-attention keys and values, self-attention caches.
-        self.assertEqual(len(model.states), 3 * 4)
+        # Per decoder layer: cross-attention keys and values, self-attention caches; and
+        # the decoder's padding mask of the memory, built once per sequence.
+        self.assertEqual(len(model.states), 3 * 4 + 1)
         self.assertIn("transformer.decoder.layers.0.self_attn.k_cache", model.states)
+        self.assertIn("transformer.decoder.memory_mask", model.states)
         for state in model.states:
             self.assertIn(f'"{state}"', model.manifest)
         self.assertEqual(model.path, TRANSLATOR_SO)

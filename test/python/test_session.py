@@ -63,7 +63,8 @@ class SessionTest(unittest.TestCase):
         session = kiln.Session(self.model, self.weights)
         ids, lengths = sources(self.rng, 2, 4)
         memory = session.run("encode", src_ids=ids, src_lengths=lengths)["memory"]
-        self.assertEqual(session.run("decode_start", memory=memory), {})
+        self.assertEqual(
+            session.run("decode_start", memory=memory, src_lengths=lengths), {})
         name = "transformer.decoder.layers.1.multihead_attn.memory_k"
         before = session.state(name)
         self.assertEqual(before.shape[0], 2)

@@ -23,6 +23,12 @@ static std::string layerPrefix(const std::string &stack, size_t i) {
   return stack + ".layers." + std::to_string(i) + ".";
 }
 
+/// [B, S] additive key mask from lengths, shaped [B, 1, 1, S] for [B, H, Tq, S]; S is
+/// keysLike's dimension 1.
+static Tensor keyPaddingMask(const Tensor &lengths, const Tensor &keysLike) {
+  return reshape(paddingMask(lengths, keysLike, /*axis=*/1), {0, 1, 1, -1});
+}
+
 EncoderLayer::EncoderLayer(ModelBuilder &m, const std::string &prefix,
                            const TransformerConfig &c)
     : module_(m, "nn::EncoderLayer", prefix),
@@ -97,7 +103,7 @@ void DecoderLayer::startDecoding(Entry &entry, const Tensor &memory,
 }
 
 Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
-                          const Dim &source, const Tensor &srcLengths, Tensor &memoryMask,
+                          const Dim &source, const Tensor &memoryMask,
                           std::source_location loc) const {
   auto scope = module_.enter(loc);
   if (!x.valid())
@@ -117,9 +123,6 @@ Tensor DecoderLayer::step(Entry &entry, const Tensor &x, const Dim &position,
     std::vector<Dim> memory = {declared(x.dim(0)), heads_, source, dModel_ / heads_};
     Tensor k = entry.stateRead(prefix_ + "multihead_attn.memory_k", memory);
     Tensor v = entry.stateRead(prefix_ + "multihead_attn.memory_v", memory);
-    // Transformer::keyPaddingMask of operator()'s memory, here over the keys' axis 2.
-    if (!memoryMask.valid())
-      memoryMask = reshape(paddingMask(srcLengths, k, /*axis=*/2), {0, 1, 1, -1});
     return crossAttn_.attend(q, k, v, memoryMask);
   };
   return sublayers(x, selfAttend, crossAttend);
@@ -142,7 +145,7 @@ Tensor Encoder::operator()(Tensor x, const Tensor &srcMask,
 }
 
 Decoder::Decoder(ModelBuilder &m, const std::string &prefix, const TransformerConfig &c)
-    : module_(m, "nn::Decoder", prefix) {
+    : module_(m, "nn::Decoder", prefix), prefix_(prefix) {
   for (int64_t i = 0; i < c.decoderLayers; ++i)
     layers_.emplace_back(m, layerPrefix(prefix, i), c);
   if (c.finalNorm)
@@ -157,21 +160,26 @@ Tensor Decoder::operator()(Tensor x, const Tensor &memory, const Tensor &causalM
   return norm_ ? (*norm_)(x) : x;
 }
 
-void Decoder::startDecoding(Entry &entry, const Tensor &memory,
+void Decoder::startDecoding(Entry &entry, const Tensor &memory, const Tensor &srcLengths,
                             std::source_location loc) const {
   auto scope = module_.enter(loc);
+  if (!memory.valid() || !srcLengths.valid())
+    return; // The op that made it has said why.
+  stateWrite(prefix_ + ".memory_mask", keyPaddingMask(srcLengths, memory));
   for (const DecoderLayer &layer : layers_)
     layer.startDecoding(entry, memory);
 }
 
 Tensor Decoder::step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
-                     const Tensor &srcLengths, std::source_location loc) const {
+                     std::source_location loc) const {
   auto scope = module_.enter(loc);
-  // The first layer builds the memory's padding mask and the others reuse it: each
-  // layer's own keys as `like` would make one mask kernel per layer.
-  Tensor memoryMask;
+  if (!x.valid())
+    return {};
+  // A state read is no kernel: the mask is decode_start's, one for every layer.
+  Tensor memoryMask =
+      entry.stateRead(prefix_ + ".memory_mask", {declared(x.dim(0)), 1, 1, source});
   for (const DecoderLayer &layer : layers_)
-    x = layer.step(entry, x, position, source, srcLengths, memoryMask);
+    x = layer.step(entry, x, position, source, memoryMask);
   return norm_ ? (*norm_)(x) : x;
 }
 
@@ -181,10 +189,6 @@ Transformer::Transformer(ModelBuilder &m, const std::string &prefix,
       srcEmbed_(m, c.sharedEmbeddings ? "embed" : "src_embed", c.srcVocab, c.dModel),
       tgtEmbed_(m, c.sharedEmbeddings ? "embed" : "tgt_embed", c.tgtVocab, c.dModel),
       encoder_(m, prefix + ".encoder", c), decoder_(m, prefix + ".decoder", c) {}
-
-Tensor Transformer::keyPaddingMask(const Tensor &lengths, const Tensor &keysLike) const {
-  return reshape(paddingMask(lengths, keysLike, /*axis=*/1), {0, 1, 1, -1});
-}
 
 Tensor Transformer::encode(const Tensor &srcIds, const Tensor &srcLengths,
                            std::source_location loc) const {
@@ -202,17 +206,17 @@ Tensor Transformer::decode(const Tensor &tgtIds, const Tensor &memory,
 }
 
 void Transformer::startDecoding(Entry &entry, const Tensor &memory,
+                                const Tensor &srcLengths,
                                 std::source_location loc) const {
   auto scope = module_.enter(loc);
-  decoder_.startDecoding(entry, memory);
+  decoder_.startDecoding(entry, memory, srcLengths);
 }
 
 Tensor Transformer::decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
                                const Dim &position, const Dim &source,
-                               const Tensor &srcLengths, std::source_location loc) const {
+                               std::source_location loc) const {
   auto scope = module_.enter(loc);
-  Tensor out = decoder_.step(entry, tgtEmbed_.atPosition(tgtIds, step), position, source,
-                             srcLengths);
+  Tensor out = decoder_.step(entry, tgtEmbed_.atPosition(tgtIds, step), position, source);
   // [B, 1, V] -> [B, V]: one position per run.
   return reshape(tgtEmbed_.project(out), {0, config_.tgtVocab});
 }
@@ -235,13 +239,19 @@ void Transformer::declareEntries(ModelBuilder &m, std::source_location loc) cons
   dec.output("logits", decode(tgtIds, memory, memLengths));
 
   Entry start = m.entry("decode_start");
-  startDecoding(start, start.input("memory", DType::F32, {batch, src, config_.dModel}));
+  Tensor startMemory = start.input("memory", DType::F32, {batch, src, config_.dModel});
+  // From 0: an empty memory (S = 0) has no length of 1 to give.
+  startDecoding(start, startMemory,
+                start.input("src_lengths", DType::I32, {batch}, {0, "S"}));
 
   Entry step = m.entry("decode_step");
   Tensor nextIds =
       step.input("tgt_ids", DType::I32, {batch, 1}, {0, config_.tgtVocab - 1});
   Tensor stepIndex = step.valueInput("step", position, {0, config_.maxDecodeLength - 1});
+  // The step masks the memory with decode_start's mask state, not these lengths; the
+  // input stays, checked against its bounds, so that the drivers that pass it (the
+  // runtime's KVCacheDecoder, the bindings, every caller of the entry) keep working.
   // S is bound by the memory states the step reads.
-  Tensor stepLengths = step.input("src_lengths", DType::I32, {batch}, {1, src});
-  step.output("logits", decodeStep(step, nextIds, stepIndex, position, src, stepLengths));
+  step.input("src_lengths", DType::I32, {batch}, {1, src});
+  step.output("logits", decodeStep(step, nextIds, stepIndex, position, src));
 }

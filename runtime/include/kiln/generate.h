@@ -135,12 +135,12 @@ private:
 };
 
 // Decodes with the key/value caches of a compiled Transformer (nn::Transformer's
-// entries): `encode` once per batch, `decode_start(memory)` once per batch
-// (cross-attention keys and values of every layer, and empty self-attention caches, kept
-// in the session), then `decode_step(tgt_ids [N,1], step, src_lengths [N]) -> logits
-// [N,V]` once per generated token: each step appends one position to the caches in place,
-// so its cost grows linearly with the position. reorder() gathers cache rows (only those
-// that move).
+// entries): `encode` once per batch, `decode_start(memory, src_lengths)` once per batch
+// (cross-attention keys and values of every layer, the memory's padding mask, and empty
+// self-attention caches, kept in the session), then `decode_step(tgt_ids [N,1], step,
+// src_lengths [N]) -> logits [N,V]` once per generated token: each step appends one
+// position to the caches in place, so its cost grows linearly with the position.
+// reorder() gathers cache rows (only those that move).
 struct KVCacheEntries {
   std::string encode = "encode", start = "decode_start", step = "decode_step";
 };

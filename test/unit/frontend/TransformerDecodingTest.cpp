@@ -61,13 +61,15 @@ TEST(TransformerDecoding, DecodeStartWritesEveryLayersStates) {
                                                "decode_step"}));
 
   mlir::FuncOp start = entry(model, "decode_start");
-  EXPECT_EQ(start.getNumArguments(), 1u);
+  EXPECT_EQ(start.getNumArguments(), 2u); // memory, src_lengths
   EXPECT_EQ(start.getType().getNumResults(), 0u);
   const std::string l0 = "transformer.decoder.layers.0.",
                     l1 = "transformer.decoder.layers.1.";
+  // The memory's padding mask once for every layer, then each layer's keys and values.
+  const std::string mask = "transformer.decoder.memory_mask";
   EXPECT_EQ(stateNames<StateWriteOp>(start),
             (std::vector<std::string>{
-                l0 + "multihead_attn.memory_k", l0 + "multihead_attn.memory_v",
+                mask, l0 + "multihead_attn.memory_k", l0 + "multihead_attn.memory_v",
                 l1 + "multihead_attn.memory_k", l1 + "multihead_attn.memory_v"}));
   EXPECT_EQ(
       stateNames<StateAllocOp>(start),
@@ -82,9 +84,12 @@ TEST(TransformerDecoding, DecodeStartWritesEveryLayersStates) {
       << text;
   EXPECT_NE(text.find("kiln.state_write \"" + l0 + "multihead_attn.memory_k\", %"),
             std::string::npos);
-  start.walk([](StateWriteOp op) {
+  start.walk([&](StateWriteOp op) {
+    // [B, 1, 1, S] for the mask, [B, H, S, d_k] for keys and values.
     EXPECT_EQ(op.value().getType().cast<mlir::RankedTensorType>().getShape(),
-              llvm::makeArrayRef<int64_t>({-1, 2, -1, 8}));
+              op.name() == mask ? llvm::makeArrayRef<int64_t>({-1, 1, 1, -1})
+                                : llvm::makeArrayRef<int64_t>({-1, 2, -1, 8}))
+        << op.name().str();
   });
 }
 
@@ -108,10 +113,15 @@ TEST(TransformerDecoding, DecodeStepTakesOneTokenAPositionAndTheSourceLengths) {
       stateNames<KvAppendOp>(step),
       (std::vector<std::string>{l0 + "self_attn.k_cache", l0 + "self_attn.v_cache",
                                 l1 + "self_attn.k_cache", l1 + "self_attn.v_cache"}));
+  // The padding mask is decode_start's, read once: no step rebuilds it.
   EXPECT_EQ(stateNames<StateReadOp>(step),
             (std::vector<std::string>{
-                l0 + "multihead_attn.memory_k", l0 + "multihead_attn.memory_v",
-                l1 + "multihead_attn.memory_k", l1 + "multihead_attn.memory_v"}));
+                "transformer.decoder.memory_mask", l0 + "multihead_attn.memory_k",
+                l0 + "multihead_attn.memory_v", l1 + "multihead_attn.memory_k",
+                l1 + "multihead_attn.memory_v"}));
+  int masks = 0;
+  step.walk([&](PaddingMaskOp) { ++masks; });
+  EXPECT_EQ(masks, 0);
   step.walk([](KvAppendOp op) {
     EXPECT_EQ(op.axis(), 2u);
     EXPECT_EQ(op.capacity(), 8u);
@@ -175,7 +185,7 @@ TEST_P(TransformerDecodingFusion, EveryAttentionOfAStepFuses) {
   model.module().walk([&](mlir::Operation *op) {
     stateOps += mlir::isa<StateAllocOp, StateWriteOp, StateReadOp, KvAppendOp>(op);
   });
-  EXPECT_EQ(stateOps, 16);
+  EXPECT_EQ(stateOps, 18); // with the mask's write and read
 }
 
 INSTANTIATE_TEST_SUITE_P(PostAndPreNorm, TransformerDecodingFusion, ::testing::Bool(),

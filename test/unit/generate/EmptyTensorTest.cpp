@@ -35,8 +35,10 @@ TEST_F(EmptyTensors, DecodeOfNoTargetPositions) {
 }
 
 TEST_F(EmptyTensors, DecodeStartOfAnEmptyMemoryCreatesEmptyCaches) {
+  std::vector<int32_t> lengths{0, 0};
   session.run("decode_start",
-              {kiln::TensorArg::of("memory", {2, 0, 128}, (const float *)nullptr)});
+              {kiln::TensorArg::of("memory", {2, 0, 128}, (const float *)nullptr),
+               kiln::TensorArg::of("src_lengths", {2}, lengths.data())});
   kiln::OutputView cache =
       session.state("transformer.decoder.layers.0.multihead_attn.memory_k");
   ASSERT_EQ(cache.shape.size(), 4u);

@@ -46,8 +46,9 @@ protected:
                  kiln::TensorArg::of("src_lengths", {batch_}, lengths_.data())});
     std::vector<float> memory = session.outputData<float>("memory");
     dModel_ = int64_t(memory.size()) / (batch_ * srcLen_);
-    session.run("decode_start", {kiln::TensorArg::of("memory", {batch_, srcLen_, dModel_},
-                                                     memory.data())});
+    session.run("decode_start",
+                {kiln::TensorArg::of("memory", {batch_, srcLen_, dModel_}, memory.data()),
+                 kiln::TensorArg::of("src_lengths", {batch_}, lengths_.data())});
     return memory;
   }
 

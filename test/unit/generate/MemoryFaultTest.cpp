@@ -125,7 +125,8 @@ struct Decoder {
                  kiln::TensorArg::of("src_lengths", {2}, source.lengths.data())});
     std::vector<float> memory = session.outputData<float>("memory");
     session.run("decode_start",
-                {kiln::TensorArg::of("memory", {2, 5, kModelDim}, memory.data())});
+                {kiln::TensorArg::of("memory", {2, 5, kModelDim}, memory.data()),
+                 kiln::TensorArg::of("src_lengths", {2}, source.lengths.data())});
   }
   std::vector<float> step(kiln::Session &session) {
     std::vector<int32_t> tokens{int32_t(1 + position), int32_t(7 + position)};

@@ -69,7 +69,8 @@ public:
   //   PREFIX.multihead_attn.memory_k / memory_v  [B, H, S, d_k], the memory's
   //     cross-attention keys and values;
   //   PREFIX.self_attn.k_cache / v_cache  [B, H, maxDecodeLength, d_k], the keys and
-  //     values of the target positions so far.
+  //     values of the target positions so far;
+  // and the Decoder's (below) memory padding mask, which every layer's step reads.
 
   /// Writes the cross-attention keys and values of memory [B, S, D] and allocates empty
   /// self-attention caches.
@@ -77,12 +78,10 @@ public:
                      std::source_location loc = std::source_location::current()) const;
   /// x [B, 1, D], the target at position `position` (P) -> [B, 1, D]: appends its keys
   /// and values to the caches and attends over positions 0..P, then over the memory's
-  /// `source` (S) positions, masked past each sequence's srcLengths [B] by
-  /// `memoryMask` [B, 1, 1, S], which the step builds when it is empty (the first
-  /// layer's) and the next layers' steps take as it is. Equals operator() at position P
-  /// of a prefix of P + 1 targets.
+  /// `source` (S) positions, masked by `memoryMask` [B, 1, 1, S]. Equals operator() at
+  /// position P of a prefix of P + 1 targets.
   Tensor step(Entry &entry, const Tensor &x, const Dim &position, const Dim &source,
-              const Tensor &srcLengths, Tensor &memoryMask,
+              const Tensor &memoryMask,
               std::source_location loc = std::source_location::current()) const;
 
 private:
@@ -119,16 +118,20 @@ public:
   Tensor operator()(Tensor x, const Tensor &memory, const Tensor &causalMask,
                     const Tensor &memoryMask,
                     std::source_location loc = std::source_location::current()) const;
-  /// DecoderLayer::startDecoding of every layer.
-  void startDecoding(Entry &entry, const Tensor &memory,
+  /// DecoderLayer::startDecoding of every layer, and state PREFIX.memory_mask [B, 1, 1,
+  /// S]: memory [B, S, D]'s padding mask past each sequence's srcLengths [B], which
+  /// depends on nothing a step changes, so it is built once per sequence rather than
+  /// by every step.
+  void startDecoding(Entry &entry, const Tensor &memory, const Tensor &srcLengths,
                      std::source_location loc = std::source_location::current()) const;
-  /// DecoderLayer::step through every layer, then the final norm.
+  /// DecoderLayer::step through every layer, each reading the memory_mask state, then
+  /// the final norm.
   Tensor step(Entry &entry, Tensor x, const Dim &position, const Dim &source,
-              const Tensor &srcLengths,
               std::source_location loc = std::source_location::current()) const;
 
 private:
   Module module_;
+  std::string prefix_;
   std::vector<DecoderLayer> layers_;
   std::optional<LayerNorm> norm_;
 };
@@ -138,11 +141,13 @@ private:
 /// declareEntries() gives a compiled model these entry points:
 ///   encode(src_ids [B, S], src_lengths [B]) -> memory [B, S, D]
 ///   decode(tgt_ids [B, T], memory [B, S, D], src_lengths [B]) -> logits [B, T, V]
-///   decode_start(memory [B, S, D])  (no outputs: it writes the session's states)
+///   decode_start(memory [B, S, D], src_lengths [B])  (no outputs: it writes the
+///     session's states)
 ///   decode_step(tgt_ids [B, 1], step, src_lengths [B]) -> logits [B, V]
 /// `decode` re-reads the whole target prefix on every call. Incremental decoding keeps
 /// keys and values in the session instead: a driver runs `encode`, then
-/// `decode_start(memory)` once per batch, then `decode_step` at step = 0, 1, 2, ...,
+/// `decode_start(memory, src_lengths)` once per batch, then `decode_step` at step = 0,
+/// 1, 2, ...,
 /// feeding at step P the token at position P (the start token at step 0, then each
 /// step's chosen token). decode_step at step P gives what decode(tgt_ids[:, :P+1]) gives
 /// at position P, at a cost that grows with P rather than P²; step must stay below
@@ -161,15 +166,15 @@ public:
   Tensor decode(const Tensor &tgtIds, const Tensor &memory, const Tensor &srcLengths,
                 std::source_location loc = std::source_location::current()) const;
 
-  /// Incremental decoding (see the class comment): writes the states of every decoder
-  /// layer from memory [B, S, D].
-  void startDecoding(Entry &entry, const Tensor &memory,
+  /// Incremental decoding (see the class comment): writes the decoder's states from
+  /// memory [B, S, D] and src_lengths [B].
+  void startDecoding(Entry &entry, const Tensor &memory, const Tensor &srcLengths,
                      std::source_location loc = std::source_location::current()) const;
   /// tgt_ids [B, 1] at position `position` (P; `step` is the rank-0 i32 input whose
-  /// value binds it), with the memory of `source` (S) positions and src_lengths [B] ->
-  /// logits [B, tgt_vocab] of that position.
+  /// value binds it), with the memory of `source` (S) positions -> logits [B,
+  /// tgt_vocab] of that position.
   Tensor decodeStep(Entry &entry, const Tensor &tgtIds, const Tensor &step,
-                    const Dim &position, const Dim &source, const Tensor &srcLengths,
+                    const Dim &position, const Dim &source,
                     std::source_location loc = std::source_location::current()) const;
 
   /// Declares the entry points `encode`, `decode`, `decode_start` and `decode_step`
@@ -181,9 +186,6 @@ public:
   const TransformerConfig &config() const { return config_; }
 
 private:
-  /// [B, S] additive key mask from lengths, shaped [B, 1, 1, S] for [B, H, Tq, S].
-  Tensor keyPaddingMask(const Tensor &lengths, const Tensor &keysLike) const;
-
   Module module_;
   TransformerConfig config_;
   Embedding srcEmbed_, tgtEmbed_;
