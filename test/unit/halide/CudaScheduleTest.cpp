@@ -205,6 +205,23 @@ TEST_F(CudaSchedule, FusedLinearBiasReluIsOneKernel) {
             2);
 }
 
+TEST_F(CudaSchedule, FusedLayerNormLogitsIsALaunchPerStage) {
+  // The final LayerNorm as the logits product's first stage: the norm's rows, computed
+  // whole on the device, then the decode step's matrix-vector product reads them.
+  std::string x = "tensor<?x1x512xf32>", v = "tensor<512xf32>",
+              e = "tensor<8000x512xf32>", y = "tensor<?x1x8000xf32>";
+  EXPECT_EQ(launches({x, v, v, e}, y,
+                     "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (" + x + ", " + v + ", " +
+                         v + ", " + e + ") -> " + y + " {\n^bb0(%x: " + x + ", %g: " + v +
+                         ", %b: " + v + ", %e: " + e +
+                         "):\n  %n = kiln.layer_norm %x, %g, %b {epsilon = 1.0e-5 : f32} "
+                         ": (" +
+                         x + ", " + v + ", " + v + ") -> " + x +
+                         "\n  %l = kiln.matmul %n, %e {transpose_rhs = true} : (" + x +
+                         ", " + e + ") -> " + y + "\n  kiln.yield %l : " + y + "\n}"),
+            2);
+}
+
 TEST_F(CudaSchedule, MatrixVectorForFewRows) {
   // One row (a rank-1 linear: the product, then its copy into the 1-D result), a
   // static 3 rows, and a decode step whose rows come from the batch (only the batch
