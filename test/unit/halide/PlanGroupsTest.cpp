@@ -81,8 +81,9 @@ TEST(PlanGroups, TransformerBaseRunsFewerKernels) {
   // The input layer (gather, sinusoid, scale, position add) is one kernel, and the
   // final LayerNorm is the logits product's first stage.
   EXPECT_LE(fused.steps["decode_step"] + 6 * 8 + 4, unfused.steps["decode_step"]);
-  // The memory's padding mask is decode_start's state, which the step reads.
-  EXPECT_LE(fused.steps["decode_step"], 56u);
+  // The memory's padding mask is decode_start's state, which the step reads, and each
+  // layer's k and v appends are one call (issue 11's goal: at most 50).
+  EXPECT_LE(fused.steps["decode_step"], 50u);
   // Per encoder layer: ReLU and the first FFN linear, two residual adds and their
   // linears; the input layer, its range of positions included, is one kernel.
   EXPECT_LE(fused.steps["encode"] + 6 * 6 + 4, unfused.steps["encode"]);
