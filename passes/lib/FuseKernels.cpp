@@ -151,6 +151,9 @@ private:
     if (isa<AttentionOp>(op))
       return "attention is its own kernel (kiln-fuse-attention's), which groups leave "
              "alone";
+    if (isa<KvAppendOp>(op))
+      return "it writes a session state in place; the backend's plan makes consecutive "
+             "kv_appends of one shape one kernel call (docs/manifest.md)";
     if (isAnchor(op)) {
       std::string reason = "no elementwise op can join it as its epilogue: " +
                            whyNotEpilogue(op->getResult(0));

@@ -347,6 +347,17 @@ func @not_elementwise(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2
 
 // -----
 
+// A cache append is a copy into a state, not a group member; the plan pairs appends.
+// CHECK-LABEL: func @kv_append
+// CHECK-NOT: kiln.fusion
+func @kv_append(%x: tensor<2x4x1x8xf32>, %p: tensor<i32> {kiln.name = "step", kiln.value_dim = "P"}) -> tensor<2x4x?x8xf32> {
+  // expected-remark @+1 {{kiln.kv_append not fused into a kernel group: it writes a session state in place; the backend's plan makes consecutive kv_appends of one shape one kernel call (docs/manifest.md)}}
+  %k = kiln.kv_append "k", %x {axis = 2 : i64, capacity = 8 : i64, position = "P"} : (tensor<2x4x1x8xf32>) -> tensor<2x4x?x8xf32>
+  kiln.return %k : tensor<2x4x?x8xf32>
+}
+
+// -----
+
 // An elementwise op alone between two ops that cannot take it.
 // CHECK-LABEL: func @lone_elementwise
 // CHECK-NOT: kiln.fusion
