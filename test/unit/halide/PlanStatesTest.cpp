@@ -366,27 +366,70 @@ TEST_F(PlanStates, AppendsThatAKernelReadsBetweenAreTwoSteps) {
             (std::vector<std::string>{"[0,2]", "[3,4]", "[0,6]", "[4,7,8]"}));
 }
 
+/// How many of `steps` (as stepArgs gives them) write two buffers.
+size_t pairedSteps(const std::vector<std::string> &steps) {
+  return static_cast<size_t>(llvm::count_if(
+      steps, [](const std::string &s) { return llvm::StringRef(s).endswith("/2"); }));
+}
+
 TEST_F(PlanStates, AppendsOfDifferentShapesAreTwoSteps) {
-  // Equal static types, but one value has T positions and the other 1: one call writes
-  // every output over the first one's extents.
-  EXPECT_EQ(stepArgs(std::string(kAppendK) + R"mlir(
-  %w = kiln.kv_append "w", %k {axis = 2 : i64, capacity = 16 : i64, position = "0"}
+  // Equal types (so equal kernel signatures), positions N and M: one call writes every
+  // output over the first one's extents, so only values of one shape share it.
+  auto steps = [&](const std::string &secondDim) {
+    std::vector<std::string> result;
+    std::string text = R"mlir(
+func @step(%a: tensor<?x2x?x4xf32> {kiln.name = "a", kiln.dims = ["B", "", "N", ""]},
+           %b: tensor<?x2x?x4xf32> {kiln.name = "b", kiln.dims = ["B", "", ")mlir" +
+                       secondDim + R"mlir(", ""]})
+    -> (tensor<?x2x?x4xf32> {kiln.name = "y"}, tensor<?x2x?x4xf32> {kiln.name = "z"}) {
+  %k = kiln.kv_append "k", %a {axis = 2 : i64, capacity = 16 : i64, position = "0"}
       : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
-  kiln.return %w : tensor<?x2x?x4xf32>)mlir",
-                     "tensor<?x2x?x4xf32>"),
-            (std::vector<std::string>{"[0,2]", "[3,5]", "[6,7]"}));
+  %v = kiln.kv_append "v", %b {axis = 2 : i64, capacity = 16 : i64, position = "0"}
+      : (tensor<?x2x?x4xf32>) -> tensor<?x2x?x4xf32>
+  kiln.return %k, %v : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>
+}
+)mlir";
+    if (!plan(text)) {
+      ADD_FAILURE() << errors;
+      return result;
+    }
+    for (const Value &step : *entry("step").getArray("steps")) {
+      std::string args = str(step.getAsObject()->get("args"));
+      if (step.getAsObject()->getInteger("outputs"))
+        args += "/2";
+      result.push_back(args);
+    }
+    return result;
+  };
+  std::vector<std::string> same = steps("N"), different = steps("M");
+  // Both appends, then both dense copies out.
+  EXPECT_EQ(same.size(), 3u);
+  EXPECT_EQ(pairedSteps(same), 1u);
+  EXPECT_EQ(different.size(), 4u);
+  EXPECT_EQ(pairedSteps(different), 0u);
 }
 
 TEST_F(PlanStates, AppendOfAQueuedCacheIsItsOwnStep) {
-  // v's value is k's cache (same shape and type): it may only be read once k's copy ran.
-  EXPECT_EQ(stepArgs(R"mlir(
+  // v's value is a (non-strided-typed) view of k's cache, of the same shape and type
+  // as x: it may only be read once k's copy ran. Appending x itself shares the call.
+  auto steps = [&](const std::string &vValue) {
+    return stepArgs(R"mlir(
   %k = kiln.kv_append "k", %x {axis = 2 : i64, capacity = 8 : i64, position = "0"}
       : (tensor<?x2x1x4xf32>) -> tensor<?x2x1x4xf32>
-  %v = kiln.kv_append "v", %k {axis = 2 : i64, capacity = 8 : i64, position = "0"}
+  %t = kiln.transpose %k {permutation = [0, 1, 2, 3]}
+      : (tensor<?x2x1x4xf32>) -> tensor<?x2x1x4xf32>
+  %v = kiln.kv_append "v", )mlir" +
+                        vValue +
+                        R"mlir( {axis = 2 : i64, capacity = 8 : i64, position = "0"}
       : (tensor<?x2x1x4xf32>) -> tensor<?x2x1x4xf32>
   kiln.return %v : tensor<?x2x1x4xf32>)mlir",
-                     "tensor<?x2x1x4xf32>"),
-            (std::vector<std::string>{"[0,2]", "[3,5]", "[6,7]"}));
+                    "tensor<?x2x1x4xf32>");
+  };
+  std::vector<std::string> ofCache = steps("%t"), ofInput = steps("%x");
+  EXPECT_EQ(pairedSteps(ofCache), 0u) << llvm::join(ofCache, " ");
+  EXPECT_EQ(ofCache.size(), 3u) << llvm::join(ofCache, " ");
+  EXPECT_EQ(pairedSteps(ofInput), 1u) << llvm::join(ofInput, " ");
+  EXPECT_EQ(ofInput.size(), 2u) << llvm::join(ofInput, " ");
 }
 
 TEST_F(PlanStates, CreateAfterUseIsAnError) {
