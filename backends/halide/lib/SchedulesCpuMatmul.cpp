@@ -140,9 +140,12 @@ void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterat
 /// and the batch dimensions the rhs does not vary along (they share one rhs panel), the
 /// column panels, the batch dimensions the rhs varies along. Parallel over panels when
 /// there are enough of them to feed the cores (each then packs or streams its rhs
-/// panel once), otherwise over row tiles.
+/// panel once), otherwise over row tiles. With `rowBlockTiles`, the panels pass over
+/// the rows a block of that many row tiles at a time, the blocks and the other batch
+/// dimensions outermost, so that each block's lhs rows stay in L2 (lhsBlockTiles).
 MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int colTile,
-                       int rowTile, TailStrategy rowTail = kGuard) {
+                       int rowTile, TailStrategy rowTail = kGuard,
+                       int64_t rowBlockTiles = 0) {
   MatmulTiles t;
   t.rowDim = rowDim;
   t.colTile = colTile;
@@ -176,7 +179,19 @@ MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int co
     (varies ? staticPanels : staticRowTiles) &= isStatic(ext[d]);
   }
   double tileFlops = 2.0 * colTile * rowTile * k;
-  if (panels >= 4) {
+  if (panels >= 4 && rowBlockTiles > 0) {
+    Var rob("rob");
+    out.split(t.ro, rob, t.ro, static_cast<int>(rowBlockTiles), kGuard);
+    std::vector<VarOrRVar> blocked = {t.ni, t.ri, t.ro};
+    blocked.insert(blocked.end(), varying.begin(), varying.end());
+    blocked.push_back(rob);
+    blocked.insert(blocked.end(), shared.begin() + 1, shared.end());
+    out.reorder(blocked);
+    t.panel = fuseLoops(out, varying, "panels");
+    t.tile = t.ro;
+    parallelTasks(out, t.panel, tileFlops * std::min(rowTiles, rowBlockTiles), panels,
+                  staticPanels);
+  } else if (panels >= 4) {
     t.panel = fuseLoops(out, varying, "panels");
     t.tile = t.ro;
     parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
@@ -226,11 +241,19 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   out.vectorize(t.ni, width);
   packed.compute_at(out, t.panel);
 
-  // The accumulator tile always has the full tile's size (the algorithm clamps what it
-  // reads), so that the register tile's loops have constant extents and unroll.
+  // The accumulator tile always has the full tile's columns (the algorithm clamps what
+  // it reads), so that the register tile's loops have constant extents and unroll. Its
+  // rows are the output tile's rounded up to the register tile's, not the whole 24:
+  // S = 128 rows are 5 x 24 + 8, and computing the last tile whole cost 12.5 %.
+  // (2T GFLOP/s, 2-core Zen 5 EPYC VM, KernelBench, whole / rounded up: [1, 128, 2048]
+  // x [512, 2048]^T 341-344 / 360-366; [8, 128, 2048] x [512, 2048]^T 402-409 /
+  // 454-469.) The last tile's storage is on the stack: Halide cannot bound its
+  // extent, which the loop partition takes from the row count, and would call
+  // halide_malloc for it.
   product.compute_at(out, t.tile)
       .bound_extent(n, colTile)
-      .bound_extent(row, rowTile)
+      .align_bounds(row, regRows)
+      .store_in(MemoryType::Stack)
       .vectorize(n, width);
   Var nv("nv"), nu("nu"), rr("rr"), ru("ru");
   RVar kk("kk"), ku("ku");
@@ -269,6 +292,20 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   } else {
     packed.vectorize(kernel.packN, width, kRoundUp);
   }
+}
+
+/// The row tiles of an lhs block that stays in a core's L2 while every column panel
+/// passes over it: 256 KB of lhs rows (128 rows at K = 512). Unblocked, each 6-column
+/// panel streams the whole lhs, which past the L2 (1 MB a core) comes from L3. 2T
+/// GFLOP/s on a 2-core Zen 5 EPYC VM (cpu family 26, 454 GFLOP/s OpenBLAS 2048^3
+/// sgemm), [8, 128, 512] x [N, 512]^T, median of KernelBench runs, unblocked / blocks
+/// of 64, 128, 256 rows: N = 2048 329-337 / 389 / 382-391 / 379; N = 1536 356-373 /
+/// 403 / 401-405 / 431. [1, 128, 512] is one block either way (394-428).
+int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
+  constexpr int64_t kLhsBlockBytes = 256 << 10;
+  int64_t k = isStatic(kernel.contraction) ? kernel.contraction : 512;
+  int64_t rows = kLhsBlockBytes / (k * static_cast<int64_t>(sizeof(float)));
+  return std::max<int64_t>(1, rows / tileRows);
 }
 
 /// For x . W^T: dot products along k, where both operands are contiguous, so the weight
@@ -316,7 +353,9 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
     // Fewer static rows than the register tile: a tile of that many rows, not a full
     // one over clamped copies of the same row.
     int tileRows = static_cast<int>(std::clamp<int64_t>(rows, 1, regRows));
-    t = tileOutput(kernel, out, rowDim, cols, tileRows);
+    int64_t blockTiles = lhsBlockTiles(kernel, tileRows);
+    bool blocked = tileRows == regRows && rows > blockTiles * tileRows;
+    t = tileOutput(kernel, out, rowDim, cols, tileRows, kGuard, blocked ? blockTiles : 0);
     product.bound_extent(row, tileRows);
     if (tileRows == 1)
       matrixVector(partial.update());
@@ -327,7 +366,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
     // before it), so that each has a constant 4 rows without reading past the lhs.
     Expr enoughRows = kernel.sizes[rowDim] >= regRows;
     t = tileOutput(kernel, out.specialize(enoughRows), rowDim, cols, regRows,
-                   TailStrategy::ShiftInwards);
+                   TailStrategy::ShiftInwards, lhsBlockTiles(kernel, regRows));
     tileOutput(kernel, out, rowDim, cols, 1);
     registerTile(partial.update().specialize(enoughRows));
     matrixVector(partial.update());
@@ -345,7 +384,15 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
 ///                                                    4 MB of lhs; blocking the rows
 ///                                                    did not recover it)
 ///   M = 512, N = 512, K = 64 (q.k^T):     60 vs  97 (4 k steps per horizontal sum)
-/// so the dot form is used for few rows, or a contraction of 256 to 1024.
+/// so the dot form is used for few rows, or a contraction of 256 to 1024. Measured again
+/// (2T, 2-core Zen 5 EPYC VM, cpu family 26) once the panel's last row tile stopped
+/// being computed whole and the dot form's rows went in L2 blocks: [8, 128, 512] x
+/// [N, 512]^T, N = 1536 and 2048, panel 420-431 vs dot 372-389 GFLOP/s (KernelBench);
+/// at [1, 128, 512] level in KernelBench, whose weight is cached, but in
+/// transformer_base's encode b1, whose weights come from DRAM, the panel's transposing
+/// gathers made the q/k/v product 20 % slower (705-714 vs 554-630 us) and the encode
+/// 10 % slower, against 5 % faster at b8. The dot form stays: taking the panel for
+/// many rows would need a choice at run time, by the row count.
 bool useDotProduct(const MatmulKernel &kernel) {
   if (!kernel.transposeRhs)
     return false;

@@ -37,13 +37,24 @@ TEST_F(HalideLower, LinearPanelSchedule) {
 
 TEST_F(HalideLower, LinearDotSchedule) {
   // K = 256 takes the dot-product schedule at any row count; 70 = 11 x 6 + 4 columns.
+  // Past 256 rows (256 KB of lhs at K = 256) the rows go in blocks: 261 is a block and
+  // a partial one of 5 rows, 515 two blocks and 3 rows.
   load({"tensor<?x?x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"},
        "tensor<?x?x70xf32>",
        "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x256xf32>, tensor<70x256xf32>, "
        "tensor<70xf32>) -> tensor<?x?x70xf32>");
-  for (auto [b, s] :
-       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 13}, {3, 30}, {0, 4}})
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {2, 13}, {3, 30}, {0, 4}, {2, 261}, {1, 515}})
     checkRandom({{b, s, 256}, {70, 256}, {70}});
+}
+
+TEST_F(HalideLower, LinearDotScheduleStaticRowBlocks) {
+  // 300 static rows at K = 256: a block of 256 rows and one of 44.
+  load({"tensor<300x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"},
+       "tensor<300x70xf32>",
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<300x256xf32>, tensor<70x256xf32>, "
+       "tensor<70xf32>) -> tensor<300x70xf32>");
+  checkRandom({{300, 256}, {70, 256}, {70}});
 }
 
 TEST_F(HalideLower, LinearDecodeStep) {
