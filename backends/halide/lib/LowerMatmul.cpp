@@ -177,8 +177,8 @@ KernelAlgorithm lowerMatmul(MatmulOp op, KernelBoundary &boundary) {
 }
 
 /// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which takes the
-/// dot-product schedule for the model's shapes (K = 512 or 2048 with few or many rows,
-/// see useDotProduct), and the bias added to each output tile as it is stored. For a
+/// dot-product schedule for few rows and the panel schedule for many (see
+/// useDotProduct), and the bias added to each output tile as it is stored. For a
 /// rank-1 input the product is a 1-row matrix, computed whole and then copied into the
 /// 1-D result (an extra N floats, next to the N x K weight the product streams).
 KernelAlgorithm lowerLinear(LinearOp op, KernelBoundary &boundary) {

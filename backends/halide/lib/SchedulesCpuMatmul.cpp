@@ -2,8 +2,9 @@
 //
 // Two schedules of the product out(n, m, batch...) = sum_k lhs'(k, m) rhs'(n, k): a
 // panel schedule (rhs packed n-contiguous, a 4-vector x 6-row register tile updated in
-// the k loop) and, for a transposed rhs (x . W^T, every linear), a dot-product schedule
-// (vector dot products along the contiguous k of both operands). The numbers are
+// the k loop) and, for few rows of a transposed rhs (x . W^T: a linear in a decode
+// step), a dot-product schedule (vector dot products along the contiguous k of both
+// operands). The numbers are
 // medians of JIT realizations by test/unit/halide/KernelBench.cpp on the project
 // machine: 2 cores of a Zen 5 EPYC (AVX-512, Halide target avx512_sapphirerapids),
 // whose fp32 FMA peak measures 117 GFLOP/s per core (234 for both); "1T"/"2T" are
@@ -274,12 +275,16 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   // width x width blocks (gathers down k, vector stores along n; staging each block
   // with dense loads first, as the transpose schedule does, measured 2-5% slower here),
   // otherwise a copy that also keeps the panel's rows from aliasing in L1 when N is a
-  // power of two.
+  // power of two. The transpose takes width weight rows at a time along the whole of
+  // k: the weight mostly comes from DRAM, and width streams keep the prefetchers
+  // ahead, where taking all the panel's rows a block of k at a time (64 streams) left
+  // the q/k/v product of transformer_base's encode b1 at 705-714 us against 554-630
+  // for the dot form.
   Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
   if (kernel.transposeRhs) {
     packed.split(kernel.packN, pno, pni, width, kRoundUp)
         .split(kernel.packK, pko, pki, width, kGuard)
-        .reorder(pni, pki, pno, pko)
+        .reorder(pni, pki, pko, pno)
         .vectorize(pni)
         .unroll(pki);
     // A bf16 weight is widened a width x width block at a time, with dense loads along
@@ -288,7 +293,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
     // LLVM's sapphirerapids CPU, whose AVX512-FP16 `vmovw` LLVM then uses to insert
     // them, and Zen 4 has no AVX512-FP16 (SIGILL).
     if (Func widened = kernel.widenedRhs; widened.defined())
-      widened.compute_at(packed, pno).vectorize(widened.args()[0], width);
+      widened.compute_at(packed, pko).vectorize(widened.args()[0], width);
   } else {
     packed.vectorize(kernel.packN, width, kRoundUp);
   }
@@ -375,33 +380,25 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
   partial.compute_at(out, t.tile).reorder_storage(storage).vectorize(lane);
 }
 
-/// Which schedule a transposed rhs gets. Measured 1T, GFLOP/s, dot vs panel:
+/// Which schedule a transposed rhs gets: the dot form for few rows, the panel for the
+/// rest. Measured 1T on an earlier VM, GFLOP/s, dot vs panel:
 ///   M = 16 (decode), N = 2048, K = 512:  101 vs  44 (the panel transposes the weight
 ///                                                    for 16 rows)
-///   M = 128, N = 2048, K = 512:          103 vs  85
-///   M = 512, N = 2048, K = 512:           97 vs 100
 ///   M = 512, N = 512, K = 2048:           75 vs  92 (each 6-column panel streams
-///                                                    4 MB of lhs; blocking the rows
-///                                                    did not recover it)
+///                                                    4 MB of lhs)
 ///   M = 512, N = 512, K = 64 (q.k^T):     60 vs  97 (4 k steps per horizontal sum)
-/// so the dot form is used for few rows, or a contraction of 256 to 1024. Measured again
-/// (2T, 2-core Zen 5 EPYC VM, cpu family 26) once the panel's last row tile stopped
-/// being computed whole and the dot form's rows went in L2 blocks: [8, 128, 512] x
-/// [N, 512]^T, N = 1536 and 2048, panel 420-431 vs dot 372-389 GFLOP/s (KernelBench);
-/// at [1, 128, 512] level in KernelBench, whose weight is cached, but in
-/// transformer_base's encode b1, whose weights come from DRAM, the panel's transposing
-/// gathers made the q/k/v product 20 % slower (705-714 vs 554-630 us) and the encode
-/// 10 % slower, against 5 % faster at b8. The dot form stays: taking the panel for
-/// many rows would need a choice at run time, by the row count.
+/// A contraction of 256 to 1024 took the dot form at any row count until the panel's
+/// last row tile stopped being computed whole and its transpose began walking 16
+/// weight rows at a time. transformer_base encode, 2-core Zen 5 EPYC VM (cpu family 26),
+/// 2T, old / new alternated 3 times, ms: b1 s128 14.6-15.0 / 13.2-13.6, b8 s128
+/// 101-104 / 93 (one run 103).
 bool useDotProduct(const MatmulKernel &kernel) {
   if (!kernel.transposeRhs)
     return false;
   int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
   bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 48);
-  bool midContraction = isStatic(kernel.contraction) && kernel.contraction >= 256 &&
-                        kernel.contraction <= 1024;
-  return fewRows || midContraction;
+  return fewRows;
 }
 
 } // namespace

@@ -19,11 +19,12 @@ using namespace kiln::halide_backend::test;
 namespace {
 
 /// linear(x, W, b) then `epilogue` (ops over %l, the last one named %e) on [?, K] rows.
-std::string linearGroup(int64_t k, int64_t n, const std::string &epilogue) {
-  std::string x = "tensor<?x" + std::to_string(k) + "xf32>";
+std::string linearGroup(int64_t k, int64_t n, const std::string &epilogue,
+                        const std::string &rows = "?") {
+  std::string x = "tensor<" + rows + "x" + std::to_string(k) + "xf32>";
   std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
   std::string b = "tensor<" + std::to_string(n) + "xf32>";
-  std::string y = "tensor<?x" + std::to_string(n) + "xf32>";
+  std::string y = "tensor<" + rows + "x" + std::to_string(n) + "xf32>";
   return "kiln.fusion %arg0, %arg1, %arg2 : (" + x + ", " + w + ", " + b + ") -> " + y +
          " {\n^bb0(%x: " + x + ", %w: " + w + ", %b: " + b +
          "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " + w + ", " + b + ") -> " + y +
@@ -31,18 +32,16 @@ std::string linearGroup(int64_t k, int64_t n, const std::string &epilogue) {
 }
 
 TEST_F(HalideLower, FusedLinearReluPanelAndDotSchedules) {
-  // K = 96 takes the panel schedule, K = 256 the dot-product one; 80 and 70 outputs
-  // leave partial tiles, whose clamped columns the epilogue must not store.
-  for (auto [k, n] : std::vector<std::pair<int64_t, int64_t>>{{96, 80}, {256, 70}}) {
-    load({"tensor<?x" + std::to_string(k) + "xf32>",
-          "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>",
-          "tensor<" + std::to_string(n) + "xf32>"},
-         "tensor<?x" + std::to_string(n) + "xf32>",
-         linearGroup(k, n,
-                     "  %e = kiln.relu %l : tensor<?x" + std::to_string(n) + "xf32>"));
-    for (int64_t rows : {1, 7, 50, 0})
-      checkRandom({{rows, k}, {n, k}, {n}});
-  }
+  // Dynamic rows take the panel schedule, a few static rows the dot-product one; 80
+  // and 70 outputs leave partial tiles, whose clamped columns the epilogue must not
+  // store.
+  load({"tensor<?x96xf32>", "tensor<80x96xf32>", "tensor<80xf32>"}, "tensor<?x80xf32>",
+       linearGroup(96, 80, "  %e = kiln.relu %l : tensor<?x80xf32>"));
+  for (int64_t rows : {1, 7, 50, 0})
+    checkRandom({{rows, 96}, {80, 96}, {80}});
+  load({"tensor<7x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"}, "tensor<7x70xf32>",
+       linearGroup(256, 70, "  %e = kiln.relu %l : tensor<7x70xf32>", "7"));
+  checkRandom({{7, 256}, {70, 256}, {70}});
 }
 
 TEST_F(HalideLower, FusedLinearGeluScale) {

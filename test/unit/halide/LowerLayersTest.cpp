@@ -35,26 +35,38 @@ TEST_F(HalideLower, LinearPanelSchedule) {
     checkRandom({{b, s, 96}, {80, 96}, {80}});
 }
 
-TEST_F(HalideLower, LinearDotSchedule) {
-  // K = 256 takes the dot-product schedule at any row count; 70 = 11 x 6 + 4 columns.
-  // Past 256 rows (256 KB of lhs at K = 256) the rows go in blocks: 261 is a block and
-  // a partial one of 5 rows, 515 two blocks and 3 rows.
-  load({"tensor<?x?x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"},
+TEST_F(HalideLower, LinearManyRowsPanelSchedule) {
+  // Dynamic rows at K = 512 take the panel schedule (the weight transposed 16 rows at a
+  // time into 64-column panels): 70 columns leave a partial panel; 128 rows are five
+  // 24-row tiles and one of 8, 61 rows two and one of 13.
+  load({"tensor<?x?x512xf32>", "tensor<70x512xf32>", "tensor<70xf32>"},
        "tensor<?x?x70xf32>",
-       "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x256xf32>, tensor<70x256xf32>, "
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x512xf32>, tensor<70x512xf32>, "
        "tensor<70xf32>) -> tensor<?x?x70xf32>");
-  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1}, {2, 13}, {3, 30}, {0, 4}, {2, 261}, {1, 515}})
-    checkRandom({{b, s, 256}, {70, 256}, {70}});
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 128}, {2, 61}, {1, 5}})
+    checkRandom({{b, s, 512}, {70, 512}, {70}});
+}
+
+TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
+  // A decode step's rows (the batch) take the dot-product schedule; past 256 rows (256
+  // KB of lhs at K = 256) they go in blocks: 261 is a block and 5 rows, 515 two and 3.
+  // 70 = 11 x 6 + 4 columns.
+  load({"tensor<?x1x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"},
+       "tensor<?x1x70xf32>",
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x1x256xf32>, tensor<70x256xf32>, "
+       "tensor<70xf32>) -> tensor<?x1x70xf32>");
+  for (int64_t b : {1, 13, 261, 515})
+    checkRandom({{b, 1, 256}, {70, 256}, {70}});
 }
 
 TEST_F(HalideLower, LinearDotScheduleStaticRowBlocks) {
-  // 300 static rows at K = 256: a block of 256 rows and one of 44.
-  load({"tensor<300x256xf32>", "tensor<70x256xf32>", "tensor<70xf32>"},
-       "tensor<300x70xf32>",
-       "kiln.linear %arg0, %arg1, %arg2 : (tensor<300x256xf32>, tensor<70x256xf32>, "
-       "tensor<70xf32>) -> tensor<300x70xf32>");
-  checkRandom({{300, 256}, {70, 256}, {70}});
+  // 40 static rows at K = 2048: the dot-product schedule, in a block of 32 rows (256 KB
+  // of lhs) and one of 8.
+  load({"tensor<40x2048xf32>", "tensor<70x2048xf32>", "tensor<70xf32>"},
+       "tensor<40x70xf32>",
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<40x2048xf32>, tensor<70x2048xf32>, "
+       "tensor<70xf32>) -> tensor<40x70xf32>");
+  checkRandom({{40, 2048}, {70, 2048}, {70}});
 }
 
 TEST_F(HalideLower, LinearDecodeStep) {

@@ -65,12 +65,14 @@ TEST_F(HalideLower, MatmulDotFormStaticFewRows) {
   checkRandom({{5, 20}, {33, 20}});
 }
 
-TEST_F(HalideLower, MatmulDotFormDynamicRows) {
-  // A contraction of 256 takes the dot-product schedule at any row count.
+TEST_F(HalideLower, MatmulTransposedRhsDynamicRows) {
+  // Dynamic rows and a transposed rhs take the panel schedule, whose packing transposes
+  // the rhs; 70 columns leave a partial panel, 61 rows a partial row tile.
   load({"tensor<?x?x256xf32>", "tensor<70x256xf32>"}, "tensor<?x?x70xf32>",
        "kiln.matmul %arg0, %arg1 {transpose_rhs = true} : (tensor<?x?x256xf32>, "
        "tensor<70x256xf32>) -> tensor<?x?x70xf32>");
-  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 13}, {1, 30}})
+  for (auto [b, s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 13}, {1, 30}, {2, 61}})
     checkRandom({{b, s, 256}, {70, 256}});
 }
 
