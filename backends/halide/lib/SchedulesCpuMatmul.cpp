@@ -321,10 +321,14 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    4 lhs vectors + 1 rhs vector = 29 zmm) updated inside the k loop. One register
 ///    tile per output tile: wider output tiles measured 10-15% slower (1T, 48 x 4: 84 vs
 ///    100 GFLOP/s at M = 512).
-///  - matrix-vector, for fewer rows: a tile of 1 row, each column's whole dot product
-///    in turn, so that a core reads the weight as it lies, one row after the next, a
-///    single stream (see the table at the top). Further rows reuse the 6 weight rows
-///    from L1.
+///  - matrix-vector, for fewer rows: a tile of 1 row, the 6 columns' dot products side
+///    by side, each k step one FMA into each of 6 accumulators (see the table at the
+///    top). Each column's whole dot product in turn, one weight row after the next,
+///    was one chain of dependent FMAs at a time, which bound it below the memory: the
+///    decode step's weights at 2T on a 2-core Zen 5 EPYC VM (cpu family 26; streaming
+///    read 42 GB/s), KernelBench gemv_b1, weight from DRAM, GB/s, in turn / side by
+///    side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000, 512] 31-37 /
+///    38-50, [512, 2048] 42-44 / 46-48. Further rows reuse the 6 weight rows from L1.
 /// A dynamic row count (a decode step's batch) gets both, specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width) {
   Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
@@ -339,7 +343,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
       product.update().split(kernel.k.x, ko, ki, width, kGuard).rfactor(ki, lane);
   product.update().atomic().vectorize(ki);
   std::vector<Var> storage = {lane, n, row};
-  std::vector<VarOrRVar> tileLoops = {lane, n, row, ko}, vectorLoops = {lane, ko, n, row};
+  std::vector<VarOrRVar> tileLoops = {lane, n, row, ko}, vectorLoops = {lane, n, ko, row};
   for (const VarOrRVar &d : otherDims(kernel, rowDim)) {
     storage.push_back(d.var);
     tileLoops.push_back(d);
