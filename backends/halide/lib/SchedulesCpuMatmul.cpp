@@ -248,9 +248,9 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   // S = 128 rows are 5 x 24 + 8, and computing the last tile whole cost 12.5 %.
   // (2T GFLOP/s, 2-core Zen 5 EPYC VM, KernelBench, whole / rounded up: [1, 128, 2048]
   // x [512, 2048]^T 341-344 / 360-366; [8, 128, 2048] x [512, 2048]^T 402-409 /
-  // 454-469.) The last tile's storage is on the stack: Halide cannot bound its
-  // extent, which the loop partition takes from the row count, and would call
-  // halide_malloc for it.
+  // 454-469.) On the stack, Halide sizes every tile's storage by the largest (24
+  // rows), a fixed array; left to choose, it sized the last tile's from the row count
+  // and called halide_malloc for it.
   product.compute_at(out, t.tile)
       .bound_extent(n, colTile)
       .align_bounds(row, regRows)
