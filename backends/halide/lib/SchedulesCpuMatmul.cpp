@@ -4,12 +4,13 @@
 // panel schedule (rhs packed n-contiguous, a 4-vector x 6-row register tile updated in
 // the k loop) and, for few rows of a transposed rhs (x . W^T: a linear in a decode
 // step), a dot-product schedule (vector dot products along the contiguous k of both
-// operands). The numbers are
-// medians of JIT realizations by test/unit/halide/KernelBench.cpp on the project
-// machine: 2 cores of a Zen 5 EPYC (AVX-512, Halide target avx512_sapphirerapids),
-// whose fp32 FMA peak measures 117 GFLOP/s per core (234 for both); "1T"/"2T" are
-// HL_NUM_THREADS=1/2. The machine is shared, so runs vary by ~10% (q.k^T by up to 30%
-// between processes).
+// operands). The numbers in this header are medians of JIT realizations by
+// test/unit/halide/KernelBench.cpp on an early project machine: 2 cores of a Zen 5 EPYC
+// (AVX-512, Halide target avx512_sapphirerapids), whose fp32 FMA peak measured 117
+// GFLOP/s per core (234 for both); "1T"/"2T" are HL_NUM_THREADS=1/2. The machine is
+// shared, so runs vary by ~10% (q.k^T by up to 30% between processes). Figures further
+// down name their machine; the Zen 5 VM of the later ones (cpu family 26) runs a 2048^3
+// OpenBLAS sgemm at 444-460 GFLOP/s on 2 threads, so do not set them against these.
 //
 //   kernel                                          1T          2T
 //   matmul [128,512] x [2048,512]^T  (dot)       97 GFLOP/s  198 GFLOP/s
