@@ -181,19 +181,17 @@ MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int co
     (varies ? staticPanels : staticRowTiles) &= isStatic(ext[d]);
   }
   double tileFlops = 2.0 * colTile * rowTile * k;
-  if (panels >= 4 && rowBlockTiles > 0) {
-    Var rob("rob");
-    out.split(t.ro, rob, t.ro, static_cast<int>(rowBlockTiles), kGuard);
-    std::vector<VarOrRVar> blocked = {t.ni, t.ri, t.ro};
-    blocked.insert(blocked.end(), varying.begin(), varying.end());
-    blocked.push_back(rob);
-    blocked.insert(blocked.end(), shared.begin() + 1, shared.end());
-    out.reorder(blocked);
-    t.panel = fuseLoops(out, varying, "panels");
-    t.tile = t.ro;
-    parallelTasks(out, t.panel, tileFlops * std::min(rowTiles, rowBlockTiles), panels,
-                  staticPanels);
-  } else if (panels >= 4) {
+  if (panels >= 4) {
+    if (rowBlockTiles > 0) {
+      Var rob("rob");
+      out.split(t.ro, rob, t.ro, static_cast<int>(rowBlockTiles), kGuard);
+      std::vector<VarOrRVar> blocked = {t.ni, t.ri, t.ro};
+      blocked.insert(blocked.end(), varying.begin(), varying.end());
+      blocked.push_back(rob);
+      blocked.insert(blocked.end(), shared.begin() + 1, shared.end());
+      out.reorder(blocked);
+      rowTiles = std::min(rowTiles, rowBlockTiles);
+    }
     t.panel = fuseLoops(out, varying, "panels");
     t.tile = t.ro;
     parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
@@ -247,11 +245,11 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   // it reads), so that the register tile's loops have constant extents and unroll. Its
   // rows are the output tile's rounded up to the register tile's, not the whole 24:
   // S = 128 rows are 5 x 24 + 8, and computing the last tile whole cost 12.5 %.
-  // (2T GFLOP/s, 2-core Zen 5 EPYC VM, KernelBench, whole / rounded up: [1, 128, 2048]
-  // x [512, 2048]^T 341-344 / 360-366; [8, 128, 2048] x [512, 2048]^T 402-409 /
-  // 454-469.) On the stack, Halide sizes every tile's storage by the largest (24
-  // rows), a fixed array; left to choose, it sized the last tile's from the row count
-  // and called halide_malloc for it.
+  // (2T GFLOP/s, 2-core Zen 5 EPYC VM, KernelBench, whole / rounded up, alternated 3
+  // times: [8, 128, 2048] x [512, 2048]^T 407-414 / 444-455; [1, 128, 2048] x [512,
+  // 2048]^T 350-365 / 337-387, ahead in 2 rounds of 3.) On the stack, Halide sizes every
+  // tile's storage by the largest (24 rows), a fixed array; left to choose, it sized the
+  // last tile's from the row count and called halide_malloc for it.
   product.compute_at(out, t.tile)
       .bound_extent(n, colTile)
       .align_bounds(row, regRows)
@@ -329,7 +327,7 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    decode step's weights at 2T on a 2-core Zen 5 EPYC VM (cpu family 26; streaming
 ///    read 42 GB/s), KernelBench gemv_b1, weight from DRAM, GB/s, in turn / side by
 ///    side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000, 512] 31-37 /
-///    38-50, [512, 2048] 42-44 / 46-48. Further rows reuse the 6 weight rows from L1.
+///    38-50, [512, 2048] 42-44 / 45-48. Further rows reuse the 6 weight rows from L1.
 /// A dynamic row count (a decode step's batch) gets both, specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width) {
   Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;

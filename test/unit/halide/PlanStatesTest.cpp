@@ -64,8 +64,12 @@ protected:
   /// args, followed by "/N" when it writes N > 1 of them.
   std::vector<std::string> stepArgs(const std::string &body,
                                     const std::string &resultType) {
-    std::string text = "func @step(" + std::string(kStepArgs) + ") -> (" + resultType +
-                       " {kiln.name = \"y\"}) {\n" + body + "\n}\n";
+    return stepArgsOf("func @step(" + std::string(kStepArgs) + ") -> (" + resultType +
+                      " {kiln.name = \"y\"}) {\n" + body + "\n}\n");
+  }
+
+  /// The same for `text`, a whole module whose entry is @step.
+  std::vector<std::string> stepArgsOf(const std::string &text) {
     std::vector<std::string> result;
     if (!plan(text)) {
       ADD_FAILURE() << errors;
@@ -376,7 +380,6 @@ TEST_F(PlanStates, AppendsOfDifferentShapesAreTwoSteps) {
   // Equal types (so equal kernel signatures), positions N and M: one call writes every
   // output over the first one's extents, so only values of one shape share it.
   auto steps = [&](const std::string &secondDim) {
-    std::vector<std::string> result;
     std::string text = R"mlir(
 func @step(%a: tensor<?x2x?x4xf32> {kiln.name = "a", kiln.dims = ["B", "", "N", ""]},
            %b: tensor<?x2x?x4xf32> {kiln.name = "b", kiln.dims = ["B", "", ")mlir" +
@@ -389,17 +392,7 @@ func @step(%a: tensor<?x2x?x4xf32> {kiln.name = "a", kiln.dims = ["B", "", "N", 
   kiln.return %k, %v : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>
 }
 )mlir";
-    if (!plan(text)) {
-      ADD_FAILURE() << errors;
-      return result;
-    }
-    for (const Value &step : *entry("step").getArray("steps")) {
-      std::string args = str(step.getAsObject()->get("args"));
-      if (step.getAsObject()->getInteger("outputs"))
-        args += "/2";
-      result.push_back(args);
-    }
-    return result;
+    return stepArgsOf(text);
   };
   std::vector<std::string> same = steps("N"), different = steps("M");
   // Both appends, then both dense copies out.
