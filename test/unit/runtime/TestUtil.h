@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <random>
@@ -51,6 +52,27 @@ inline std::ostream &operator<<(std::ostream &os, const Result &r) {
     ASSERT_TRUE(r_.ok()) << r_;                                                          \
   } while (0)
 
+// The paths tempPath handed out, removed (files, or directories with what kiln-run
+// wrote into them) when the test program ends, so that a run leaves nothing in /tmp
+// whether or not a test got as far as cleaning up itself.
+class TempPaths : public ::testing::Environment {
+public:
+  static std::vector<std::string> &paths() {
+    static std::vector<std::string> list;
+    return list;
+  }
+  void TearDown() override {
+    for (const std::string &path : paths()) {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+    paths().clear();
+  }
+};
+
+inline ::testing::Environment *const kTempPathsEnvironment =
+    ::testing::AddGlobalTestEnvironment(new TempPaths);
+
 // A fresh path in the test's temporary directory.
 inline std::string tempPath(const std::string &name) {
   static int counter = 0;
@@ -59,8 +81,11 @@ inline std::string tempPath(const std::string &name) {
   std::string dir = ::testing::TempDir();
   if (dir.empty() || dir.back() != '/')
     dir += '/';
-  return dir + "kiln_" + std::to_string(::getpid()) + "_" + (info ? info->name() : "x") +
-         "_" + std::to_string(counter++) + "_" + name;
+  std::string path = dir + "kiln_" + std::to_string(::getpid()) + "_" +
+                     (info ? info->name() : "x") + "_" + std::to_string(counter++) + "_" +
+                     name;
+  TempPaths::paths().push_back(path);
+  return path;
 }
 
 inline void writeFile(const std::string &path, const std::string &bytes) {
