@@ -438,6 +438,31 @@ std::vector<BenchCase> cases() {
                 {8, 1, 512}, 8);
   linearAddNorm("fused_linear_add_layer_norm_8x128x2048_to_512", 2048, {8, 128, 2048},
                 {8, 128, 512}, 1024);
+  // A whole feed-forward block as the encoder's group is (linear + ReLU, linear, the
+  // residual add and LayerNorm in one kernel): compare with linear_1024x512_to_2048,
+  // linear_1024x2048_to_512 and fused_add_layer_norm.
+  {
+    const std::string x = "tensor<?x?x512xf32>", h = "tensor<?x?x2048xf32>",
+                      w1 = "tensor<2048x512xf32>", b1 = "tensor<2048xf32>",
+                      w2 = "tensor<512x2048xf32>", v = "tensor<512xf32>";
+    all.push_back(
+        {"fused_ffn_add_layer_norm_8x128x512",
+         {x, w1, b1, w2, v, v, v},
+         x,
+         "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " +
+             w1 + ", " + b1 + ", " + w2 + ", " + v + ", " + v + ", " + v + ") -> " + x +
+             " {\n^bb0(%x: " + x + ", %w1: " + w1 + ", %b1: " + b1 + ", %w2: " + w2 +
+             ", %b2: " + v + ", %g: " + v + ", %be: " + v +
+             "):\n  %l = kiln.linear %x, %w1, %b1 : (" + x + ", " + w1 + ", " + b1 +
+             ") -> " + h + "\n  %r = kiln.relu %l : " + h +
+             "\n  %o = kiln.linear %r, %w2, %b2 : (" + h + ", " + w2 + ", " + v +
+             ") -> " + x + "\n  %s = kiln.add %x, %o : (" + x + ", " + x + ") -> " + x +
+             "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-05 : f32} : (" + x +
+             ", " + v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}",
+         {{8, 128, 512}, {2048, 512}, {2048}, {512, 2048}, {512}, {512}, {512}},
+         {8, 128, 512},
+         2 * matmulFlops(1024, 2048, 512)});
+  }
   all.push_back({"gelu_8x128x2048",
                  {"tensor<?x?x2048xf32>"},
                  "tensor<?x?x2048xf32>",
