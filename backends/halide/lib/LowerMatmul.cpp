@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Lowerings.h"
+#include "Scheduler.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -27,12 +28,34 @@ struct ProductOperands {
   Expr N, M;
 };
 
+/// The row count of `kernel`'s product when it is known only at run time and may be at
+/// most `limit` (a 2-D `transpose_rhs` weight whose rows are m and the batch
+/// dimensions: an encode's linear, not a decode step's, whose batch rows always take
+/// the few-rows form); undefined otherwise.
+Expr runTimeRowCount(const MatmulKernel &kernel, const Extents &rhsExt, int64_t limit) {
+  if (limit <= 0 || !kernel.transposeRhs || rhsExt.size() != 2 ||
+      matmulRowDimension(kernel) != 1)
+    return Expr();
+  Expr rows = kernel.sizes[1];
+  int64_t staticRows = isStatic(kernel.extents[1]) ? kernel.extents[1] : 1;
+  bool dynamic = !isStatic(kernel.extents[1]);
+  for (size_t d = 2; d < kernel.extents.size(); ++d) {
+    rows *= kernel.sizes[d];
+    dynamic |= !isStatic(kernel.extents[d]);
+    staticRows *= isStatic(kernel.extents[d]) ? kernel.extents[d] : 1;
+  }
+  return dynamic && staticRows <= limit ? rows : Expr();
+}
+
 /// Defines kernel.product and kernel.packedRhs over kernel.vars (which, with
-/// kernel.extents, the caller has set: n, m, batch...). A rank-1 lhs is a single row: m
-/// is then a static 1 that the lhs does not index.
+/// kernel.extents, the caller has set: n, m, batch...), and, where the row count is
+/// known only at run time and may be at most `fewRowsLimit`, kernel.fewRowsForm and
+/// kernel.fewRows. A rank-1 lhs is a single row: m is then a static 1 that the lhs does
+/// not index.
 ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
                               Value lhsValue, Value rhsValue, bool transposeLhs,
-                              bool transposeRhs, const std::string &lhsName = "lhs",
+                              bool transposeRhs, int64_t fewRowsLimit,
+                              const std::string &lhsName = "lhs",
                               const std::string &rhsName = "rhs") {
   ProductOperands p;
   p.lhsExt = extentsOf(tensorType(lhsValue));
@@ -115,31 +138,44 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   std::vector<Expr> rhsIndex = asExprs(packVars);
   rhsIndex[rhsN] = Halide::clamp(Halide::likely(kernel.packN), 0, p.N - 1);
   rhsIndex[rhsK] = kernel.packK;
-  // A bf16 weight is read as the f32 it equals (exact: its bits shifted up by 16), so
-  // the products and sums stay f32 as the interpreter's.
-  kernel.packedRhs = Func("packed_rhs");
-  if (rhs.type() == Halide::BFloat(16)) {
-    std::vector<Var> widenVars = makeVars(static_cast<int>(rhsExt.size()));
-    kernel.widenedRhs = Func("widened_rhs");
-    kernel.widenedRhs(widenVars) = widenToF32(rhs(widenVars));
-    kernel.packedRhs(packVars) = kernel.widenedRhs(rhsIndex);
-  } else {
-    kernel.packedRhs(packVars) = rhs(rhsIndex);
-  }
-
   std::vector<Expr> packIndex = broadcastIndex(rhsExt, kernel.vars);
   packIndex[0] = n;
   packIndex[1] = k;
-  kernel.product = Func("product");
-  kernel.product(kernel.vars) = 0.0f;
-  kernel.product(kernel.vars) += kernel.lhs(lhsIndex) * kernel.packedRhs(packIndex);
+  // Each form has Funcs of its own, since each has its own schedule.
+  auto defineForm = [&](const std::string &suffix, Func &product, Func &packed,
+                        Func &widened) {
+    // A bf16 weight is read as the f32 it equals (exact: its bits shifted up by 16),
+    // so the products and sums stay f32 as the interpreter's.
+    packed = Func("packed_rhs" + suffix);
+    if (rhs.type() == Halide::BFloat(16)) {
+      std::vector<Var> widenVars = makeVars(static_cast<int>(rhsExt.size()));
+      widened = Func("widened_rhs" + suffix);
+      widened(widenVars) = widenToF32(rhs(widenVars));
+      packed(packVars) = widened(rhsIndex);
+    } else {
+      packed(packVars) = rhs(rhsIndex);
+    }
+    product = Func("product" + suffix);
+    product(kernel.vars) = 0.0f;
+    product(kernel.vars) += kernel.lhs(lhsIndex) * packed(packIndex);
+  };
+  defineForm("", kernel.product, kernel.packedRhs, kernel.widenedRhs);
+  if (Expr rows = runTimeRowCount(kernel, rhsExt, fewRowsLimit); rows.defined()) {
+    defineForm("_few_rows", kernel.fewRowsForm.product, kernel.fewRowsForm.packedRhs,
+               kernel.fewRowsForm.widenedRhs);
+    kernel.fewRows = rows <= static_cast<int>(fewRowsLimit);
+  }
   return p;
 }
 
-/// The product's value at the output's point: 0 without reading `product` when it is
-/// empty (see MatmulKernel::emptyProduct).
+/// The product's value at the output's point: the few-rows form's while it applies,
+/// and 0 without reading either when the product is empty (see
+/// MatmulKernel::emptyProduct).
 Expr productValue(const MatmulKernel &kernel) {
   Expr value = kernel.product(kernel.vars);
+  if (kernel.fewRows.defined())
+    value =
+        Halide::select(kernel.fewRows, kernel.fewRowsForm.product(kernel.vars), value);
   if (kernel.emptyProduct.defined())
     value = Halide::select(kernel.emptyProduct, 0.0f, value);
   return value;
@@ -163,25 +199,39 @@ void constrainProductOutput(const MatmulKernel &kernel, const ProductOperands &p
                  d < static_cast<int>(p.rhsExt.size()) ? d : -1});
 }
 
-KernelAlgorithm lowerMatmul(MatmulOp op, KernelBoundary &boundary) {
+/// The few-rows limit of `target` for a product whose rhs is `rhs` (see
+/// chooseFewRowsLimit).
+int64_t fewRowsLimit(const Halide::Target &target, Value rhs, bool transposeRhs) {
+  // A transposed rhs is [N, K]: Halide dimension 1 is the output's columns.
+  Extents rhsExt = extentsOf(tensorType(rhs));
+  if (!transposeRhs || rhsExt.size() != 2)
+    return 0;
+  return chooseFewRowsLimit(target, rhsExt[1]);
+}
+
+KernelAlgorithm lowerMatmul(MatmulOp op, const Halide::Target &target,
+                            KernelBoundary &boundary) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   kernel.extents = extentsOf(resultType);
   kernel.vars = makeVars(resultType.getRank());
   ProductOperands p = defineProduct(kernel, boundary, op.lhs(), op.rhs(),
-                                    op.transpose_lhs(), op.transpose_rhs());
+                                    op.transpose_lhs(), op.transpose_rhs(),
+                                    fewRowsLimit(target, op.rhs(), op.transpose_rhs()));
   kernel.output = Func("result");
   kernel.output(kernel.vars) = boundary.store(productValue(kernel), kernel.vars);
   constrainProductOutput(kernel, p, kernel.output.output_buffer());
   return {boundary.inputs(), {kernel}};
 }
 
-/// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which takes the
-/// dot-product schedule for few rows and the panel schedule for many (see
-/// useDotProduct), and the bias added to each output tile as it is stored. For a
+/// x . W^T + b, W stored [out, in]: the product with transpose_rhs, which a CPU target
+/// schedules as dot products for few rows and in panels for many, choosing at run
+/// time where the row count is known only then (see useDotProduct and
+/// chooseFewRowsLimit), and the bias added to each output tile as it is stored. For a
 /// rank-1 input the product is a 1-row matrix, computed whole and then copied into the
 /// 1-D result (an extra N floats, next to the N x K weight the product streams).
-KernelAlgorithm lowerLinear(LinearOp op, KernelBoundary &boundary) {
+KernelAlgorithm lowerLinear(LinearOp op, const Halide::Target &target,
+                            KernelBoundary &boundary) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   int rank = resultType.getRank();
@@ -190,9 +240,10 @@ KernelAlgorithm lowerLinear(LinearOp op, KernelBoundary &boundary) {
   if (vector)
     kernel.extents.push_back(1);
   kernel.vars = makeVars(static_cast<int>(kernel.extents.size()));
-  ProductOperands p =
-      defineProduct(kernel, boundary, op.input(), op.weight(),
-                    /*transposeLhs=*/false, /*transposeRhs=*/true, "input", "weight");
+  ProductOperands p = defineProduct(
+      kernel, boundary, op.input(), op.weight(),
+      /*transposeLhs=*/false, /*transposeRhs=*/true,
+      fewRowsLimit(target, op.weight(), /*transposeRhs=*/true), "input", "weight");
   ImageParam bias = boundary.input(op.bias(), "bias");
   if (!isStatic(extentsOf(tensorType(op.bias()))[0]))
     bias.dim(0).set_extent(p.N);

@@ -118,6 +118,18 @@ public:
             },
             erase(std::move(printAttributes)), /*anchorsGroups=*/true});
   }
+  /// The same for a lowering that also reads the target (see OpLowering::lower).
+  template <typename Op>
+  void addAnchor(
+      std::function<KernelAlgorithm(Op, const Halide::Target &, KernelBoundary &)> lower,
+      AttributePrinter<Op> printAttributes = nullptr) {
+    insert(mlir::TypeID::get<Op>(),
+           {[lower](mlir::Operation *op, const Halide::Target &target,
+                    KernelBoundary &boundary) -> mlir::FailureOr<KernelAlgorithm> {
+              return lower(llvm::cast<Op>(op), target, boundary);
+            },
+            erase(std::move(printAttributes)), /*anchorsGroups=*/true});
+  }
   /// Lowers every `Op` with `lower`, which reads the target (see OpLowering::lower).
   template <typename Op>
   void

@@ -57,3 +57,12 @@ kiln::halide_backend::chooseAttentionTiles(const Halide::Target &target, int64_t
     return noGpuSchedule(AttentionKernel::kind, target);
   return cpu::chooseAttentionTiles(target, queries, keys, valueDim);
 }
+
+int64_t kiln::halide_backend::chooseFewRowsLimit(const Halide::Target &target,
+                                                 int64_t columns) {
+  // The CUDA family's tiled product serves any row count; only its static decode rows
+  // take the matrix-vector form.
+  if (target.has_gpu_feature())
+    return 0;
+  return cpu::chooseFewRowsLimit(target, columns);
+}

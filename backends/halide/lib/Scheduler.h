@@ -44,6 +44,11 @@ llvm::Expected<AttentionTiles> chooseAttentionTiles(const Halide::Target &target
                                                     int64_t queries, int64_t keys,
                                                     int64_t valueDim);
 
+/// The most rows for which a `transpose_rhs` product of `columns` (static, or
+/// kDynamicExtent) and a run-time row count takes `target`'s few-rows form
+/// (MatmulKernel::fewRowsForm); 0: the family schedules every row count one way.
+int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULER_H

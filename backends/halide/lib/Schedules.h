@@ -88,6 +88,15 @@ struct MatmulKernel {
   /// exist) are bounds-inferred.
   Halide::Expr emptyProduct;
   bool transposeRhs = false;
+  /// For a `transpose_rhs` weight whose row count is known only at run time (an
+  /// encode's batch x length): the product again, over Funcs of its own, which the
+  /// output reads instead while `fewRows` holds, so that the schedule gives few rows
+  /// and many rows each their own form (see chooseFewRowsLimit in Scheduler.h).
+  /// Undefined otherwise.
+  struct {
+    Halide::Func product, packedRhs, widenedRhs;
+  } fewRowsForm;
+  Halide::Expr fewRows;
   /// Per output dimension (entries 0 and 1 unused): whether the lhs / rhs has that batch
   /// dimension with a size other than a static 1 (false: it is broadcast).
   llvm::SmallVector<bool, 4> lhsVaries, rhsVaries;

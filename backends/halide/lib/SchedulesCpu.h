@@ -31,6 +31,9 @@ void schedule(const QuantizedLinearKernel &kernel, const Halide::Target &target)
 AttentionTiles chooseAttentionTiles(const Halide::Target &target, int64_t queries,
                                     int64_t keys, int64_t valueDim);
 
+/// The few-rows limit for a CPU target (see chooseFewRowsLimit in Scheduler.h).
+int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
+
 } // namespace kiln::halide_backend::cpu
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULESCPU_H

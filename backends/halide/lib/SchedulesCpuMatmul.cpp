@@ -215,8 +215,8 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
 
 /// The general schedule: the rhs panel is packed with n contiguous, and a register tile
 /// of 4 vectors x 6 rows is updated inside the k loop.
-void schedulePanelProduct(const MatmulKernel &kernel, int width) {
-  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
+void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
+  Func product = kernel.product, packed = kernel.packedRhs;
   const Extents &ext = kernel.extents;
   int rowDim = matmulRowDimension(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
@@ -239,7 +239,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   }
   MatmulTiles t = tileOutput(kernel, out, rowDim, colTile, rowTile);
   out.vectorize(t.ni, width);
-  packed.compute_at(out, t.panel);
+  packed.compute_at(kernel.output, t.panel);
 
   // The accumulator tile always has the full tile's columns (the algorithm clamps what
   // it reads), so that the register tile's loops have constant extents and unroll. Its
@@ -250,7 +250,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width) {
   // 2048]^T 350-365 / 337-387, ahead in 2 rounds of 3.) On the stack, Halide sizes every
   // tile's storage by the largest (24 rows), a fixed array; left to choose, it sized the
   // last tile's from the row count and called halide_malloc for it.
-  product.compute_at(out, t.tile)
+  product.compute_at(kernel.output, t.tile)
       .bound_extent(n, colTile)
       .align_bounds(row, regRows)
       .store_in(MemoryType::Stack)
@@ -329,8 +329,8 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000, 512] 31-37 /
 ///    38-50, [512, 2048] 42-44 / 45-48. Further rows reuse the 6 weight rows from L1.
 /// A dynamic row count (a decode step's batch) gets both, specialized on the count.
-void scheduleDotProduct(const MatmulKernel &kernel, int width) {
-  Func out = kernel.output, product = kernel.product, packed = kernel.packedRhs;
+void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
+  Func product = kernel.product, packed = kernel.packedRhs;
   int rowDim = matmulRowDimension(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
   int cols = width >= 16 ? 6 : 3, regRows = width >= 16 ? 4 : 3;
@@ -379,8 +379,8 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
     registerTile(partial.update().specialize(enoughRows));
     matrixVector(partial.update());
   }
-  product.compute_at(out, t.tile).bound_extent(n, cols);
-  partial.compute_at(out, t.tile).reorder_storage(storage).vectorize(lane);
+  product.compute_at(kernel.output, t.tile).bound_extent(n, cols);
+  partial.compute_at(kernel.output, t.tile).reorder_storage(storage).vectorize(lane);
 }
 
 /// Which schedule a transposed rhs gets: the dot form for few rows, the panel for the
@@ -395,12 +395,26 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width) {
 /// weight rows at a time. transformer_base encode, 2-core Zen 5 EPYC VM (cpu family 26),
 /// 2T, old / new alternated 3 times, ms: b1 s128 14.6-15.0 / 13.2-13.6, b8 s128
 /// 101-104 / 93 (one run 103).
+///
+/// Few is at most kFewRowsLimit rows, static or, for a weight, counted at run time
+/// (MatmulKernel::fewRowsForm): an encode's rows are batch x length, and a short
+/// sentence's few rows spent more time having the panel transpose the weight than
+/// multiplying by it. transformer_base encode on the same VM, 2T, median ms of 21
+/// runs, two rounds alternated: the panel at every row count / the dot form up to 64
+/// rows:
+///   B x S     8      16       32       48       64        80         8 x 8
+///   ms     4.5-9.4  5.1-5.5  6.5-7.2  7.2-7.4  10.9-11.1  10.5-10.8  16.6-16.8
+///          3.1-3.3  4.1-4.2  5.7      7.3-7.4  9.2        (panel)    12.0-13.2
+/// and past 64 rows the dot form lost (a build with it at every row count: S = 96
+/// 13.2-13.4 ms against the panel's 11.8, S = 128 16.1-16.3 against 14.4-14.5).
+constexpr int64_t kFewRowsLimit = 64;
+
 bool useDotProduct(const MatmulKernel &kernel) {
   if (!kernel.transposeRhs)
     return false;
   int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
-  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= 48);
+  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= kFewRowsLimit);
   return fewRows;
 }
 
@@ -414,8 +428,31 @@ void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
     Func out = kernel.output;
     out.specialize(kernel.emptyProduct);
   }
+  if (kernel.fewRows.defined()) {
+    // Each form's Funcs are computed at loops of the output that both forms' tilings
+    // have (the row tiles "ro", the column panels "no"): Halide places a Func computed
+    // at the output in every specialization, and skips it where nothing reads it.
+    MatmulKernel few = kernel;
+    few.product = kernel.fewRowsForm.product;
+    few.packedRhs = kernel.fewRowsForm.packedRhs;
+    few.widenedRhs = kernel.fewRowsForm.widenedRhs;
+    Func out = kernel.output;
+    scheduleDotProduct(few, width, out.specialize(kernel.fewRows));
+    schedulePanelProduct(kernel, width, out);
+    return;
+  }
   if (useDotProduct(kernel))
-    scheduleDotProduct(kernel, width);
+    scheduleDotProduct(kernel, width, kernel.output);
   else
-    schedulePanelProduct(kernel, width);
+    schedulePanelProduct(kernel, width, kernel.output);
+}
+
+int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
+  // Both forms must tile the columns into at least 4 panels, so that their loops
+  // match (see cpu::schedule above): 64 columns a panel with AVX-512, 16 with AVX2.
+  const int width = target.natural_vector_size(Float(32));
+  int64_t panelColumns = (width >= 16 ? 4 : 2) * width;
+  if (!isStatic(columns) || columns < 4 * panelColumns)
+    return 0;
+  return kFewRowsLimit;
 }

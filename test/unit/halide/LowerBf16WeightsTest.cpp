@@ -84,13 +84,17 @@ TEST_F(HalideLowerBf16, LinearStaticRows) {
 }
 
 TEST_F(HalideLowerBf16, LinearManyRows) {
-  // Dynamic rows: K = 512 takes the dot-product register tile, K = 2048 the panel
-  // schedule, which converts the weight as it packs each panel.
-  for (int64_t k : {512, 2048}) {
-    loadLinear("?x?x", k, 70);
-    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 7}, {3, 50}})
-      checkBf16Weight({{b, s, k}, {70, k}, {70}}, 1);
-  }
+  // Dynamic rows over 70 columns (too few to choose a form at run time): the panel
+  // schedule, which converts the weight as it packs each panel. Over 262 columns the
+  // row count picks the form at run time: the dot-product form up to 64 rows (2 x 7),
+  // which converts the weight where it reads it, the panel past them (3 x 50).
+  for (int64_t n : {70, 262})
+    for (int64_t k : {512, 2048}) {
+      loadLinear("?x?x", k, n);
+      for (auto [b, s] :
+           std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {2, 7}, {3, 50}})
+        checkBf16Weight({{b, s, k}, {n, k}, {n}}, 1);
+    }
 }
 
 TEST_F(HalideLowerBf16, LinearSizesOffTheTiles) {

@@ -184,8 +184,9 @@ std::string feedForwardNorm(int64_t d, int64_t hidden) {
 
 TEST_F(HalideLower, FusedFeedForwardResidualLayerNorm) {
   // Both linears are stages computed whole, the second reading the first's ReLU'd
-  // value: K = 96 takes the panel schedule, the model's 512 -> 2048 -> 512 the
-  // dot-product one, at a decode step's rows (1 and 8) and an encoder's.
+  // value: K = 96 takes the panel schedule at any row count; the model's 512 -> 2048 ->
+  // 512 chooses by the rows at run time, the dot-product form for 1, 8 and 26 rows and
+  // the panel for 80.
   for (auto [d, hidden] :
        std::vector<std::pair<int64_t, int64_t>>{{24, 96}, {512, 2048}}) {
     std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
@@ -195,7 +196,8 @@ TEST_F(HalideLower, FusedFeedForwardResidualLayerNorm) {
           "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>", v, v,
           v},
          x, feedForwardNorm(d, hidden));
-    for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}})
+    for (auto [b, s] :
+         std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {2, 13}, {2, 40}})
       checkRandom({{b, s, d}, {hidden, d}, {hidden}, {d, hidden}, {d}, {d}, {d}});
   }
 }

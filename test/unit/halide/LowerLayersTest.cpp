@@ -12,6 +12,10 @@
 
 #include "LowerTestSupport.h"
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
 
@@ -45,6 +49,49 @@ TEST_F(HalideLower, LinearManyRowsPanelSchedule) {
        "tensor<70xf32>) -> tensor<?x?x70xf32>");
   for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 128}, {2, 61}, {1, 5}})
     checkRandom({{b, s, 512}, {70, 512}, {70}});
+}
+
+TEST_F(HalideLower, LinearRowCountChosenAtRunTime) {
+  // Rows known only at run time over 262 columns (4 x 64 + 6 in the panel form,
+  // 43 x 6 + 4 in the dot-product form): up to 64 rows, batch times length, take the
+  // dot-product form (its register tile from 4 rows of a sequence, its matrix-vector
+  // order below), more rows the panel. 2 x 32 is the last count of the few-rows form.
+  load({"tensor<?x?x160xf32>", "tensor<262x160xf32>", "tensor<262xf32>"},
+       "tensor<?x?x262xf32>",
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x160xf32>, tensor<262x160xf32>, "
+       "tensor<262xf32>) -> tensor<?x?x262xf32>");
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{
+           {1, 1}, {8, 3}, {1, 9}, {2, 32}, {1, 65}, {3, 50}, {2, 0}})
+    checkRandom({{b, s, 160}, {262, 160}, {262}});
+}
+
+TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
+  // The few-rows form is compiled beside the panel for an encoder's linear only: not
+  // for a decode step's batch rows (always the dot-product form), static rows, or
+  // fewer columns than 4 panels.
+  auto hasFewRowsForm = [&](const std::string &in, int64_t n, const std::string &out) {
+    std::string w = "tensor<" + std::to_string(n) + "x64xf32>",
+                b = "tensor<" + std::to_string(n) + "xf32>";
+    load({in, w, b}, out,
+         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " +
+             out);
+    std::string path = ::testing::TempDir() + "/few_rows_form.stmt";
+    std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
+                                       harness.kernel.inputs.end());
+    harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
+    std::ifstream file(path);
+    std::string text((std::istreambuf_iterator<char>(file)),
+                     std::istreambuf_iterator<char>());
+    std::remove(path.c_str());
+    EXPECT_NE(text.find("produce product"), std::string::npos) << in;
+    return text.find("product_few_rows") != std::string::npos;
+  };
+  EXPECT_TRUE(hasFewRowsForm("tensor<?x?x64xf32>", 300, "tensor<?x?x300xf32>"));
+  EXPECT_TRUE(hasFewRowsForm("tensor<4x?x64xf32>", 300, "tensor<4x?x300xf32>"));
+  EXPECT_FALSE(hasFewRowsForm("tensor<?x1x64xf32>", 300, "tensor<?x1x300xf32>"));
+  EXPECT_FALSE(hasFewRowsForm("tensor<100x64xf32>", 300, "tensor<100x300xf32>"));
+  EXPECT_FALSE(hasFewRowsForm("tensor<?x?x64xf32>", 200, "tensor<?x?x200xf32>"));
+  EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
 }
 
 TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
