@@ -3,7 +3,8 @@
 // Two schedules of the product out(n, m, batch...) = sum_k lhs'(k, m) rhs'(n, k): a
 // panel schedule (rhs packed n-contiguous, a 4-vector x 6-row register tile updated in
 // the k loop) and, for few rows of a transposed rhs (x . W^T: a linear in a decode
-// step), a dot-product schedule (vector dot products along the contiguous k of both
+// step or a short encode, where a run-time row count picks between the two), a
+// dot-product schedule (vector dot products along the contiguous k of both
 // operands). The numbers in this header are medians of JIT realizations by
 // test/unit/halide/KernelBench.cpp on an early project machine: 2 cores of a Zen 5 EPYC
 // (AVX-512, Halide target avx512_sapphirerapids), whose fp32 FMA peak measured 117
@@ -328,7 +329,8 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    read 42 GB/s), KernelBench gemv_b1, weight from DRAM, GB/s, in turn / side by
 ///    side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000, 512] 31-37 /
 ///    38-50, [512, 2048] 42-44 / 45-48. Further rows reuse the 6 weight rows from L1.
-/// A dynamic row count (a decode step's batch) gets both, specialized on the count.
+/// A dynamic row count (a decode step's batch, an encode's few rows) gets both,
+/// specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   Func product = kernel.product, packed = kernel.packedRhs;
   int rowDim = matmulRowDimension(kernel);
