@@ -28,13 +28,18 @@ struct ProductOperands {
   Expr N, M;
 };
 
-/// The row count of `kernel`'s product when it is known only at run time and may be at
-/// most `limit` (a 2-D `transpose_rhs` weight whose rows are m and the batch
-/// dimensions: an encode's linear, not a decode step's, whose batch rows always take
-/// the few-rows form); undefined otherwise.
-Expr runTimeRowCount(const MatmulKernel &kernel, const Extents &rhsExt, int64_t limit) {
-  if (limit <= 0 || !kernel.transposeRhs || rhsExt.size() != 2 ||
-      matmulRowDimension(kernel) != 1)
+/// The condition under which `kernel`'s product takes `target`'s few-rows form (see
+/// chooseFewRowsLimit): for a 2-D `transpose_rhs` weight [N, K] whose rows, m and the
+/// batch dimensions, are counted only at run time and may be few (an encode's linear,
+/// not a decode step's, whose batch rows always take the few-rows form); undefined
+/// otherwise.
+Expr fewRowsCondition(const MatmulKernel &kernel, const Extents &rhsExt,
+                      const Halide::Target &target) {
+  if (!kernel.transposeRhs || rhsExt.size() != 2 || matmulRowDimension(kernel) != 1)
+    return Expr();
+  // Halide dimension 1 of the weight is the output's columns.
+  int64_t limit = chooseFewRowsLimit(target, rhsExt[1]);
+  if (limit <= 0)
     return Expr();
   Expr rows = kernel.sizes[1];
   int64_t staticRows = isStatic(kernel.extents[1]) ? kernel.extents[1] : 1;
@@ -44,17 +49,19 @@ Expr runTimeRowCount(const MatmulKernel &kernel, const Extents &rhsExt, int64_t 
     dynamic |= !isStatic(kernel.extents[d]);
     staticRows *= isStatic(kernel.extents[d]) ? kernel.extents[d] : 1;
   }
-  return dynamic && staticRows <= limit ? rows : Expr();
+  if (!dynamic || staticRows > limit)
+    return Expr();
+  return rows <= static_cast<int>(limit);
 }
 
 /// Defines kernel.product and kernel.packedRhs over kernel.vars (which, with
-/// kernel.extents, the caller has set: n, m, batch...), and, where the row count is
-/// known only at run time and may be at most `fewRowsLimit`, kernel.fewRowsForm and
+/// kernel.extents, the caller has set: n, m, batch...), and, where `target` picks a
+/// form by a run-time row count (fewRowsCondition), kernel.fewRowsForm and
 /// kernel.fewRows. A rank-1 lhs is a single row: m is then a static 1 that the lhs does
 /// not index.
 ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
-                              Value lhsValue, Value rhsValue, bool transposeLhs,
-                              bool transposeRhs, int64_t fewRowsLimit,
+                              const Halide::Target &target, Value lhsValue,
+                              Value rhsValue, bool transposeLhs, bool transposeRhs,
                               const std::string &lhsName = "lhs",
                               const std::string &rhsName = "rhs") {
   ProductOperands p;
@@ -160,11 +167,10 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
     product(kernel.vars) += kernel.lhs(lhsIndex) * packed(packIndex);
   };
   defineForm("", kernel.product, kernel.packedRhs, kernel.widenedRhs);
-  if (Expr rows = runTimeRowCount(kernel, rhsExt, fewRowsLimit); rows.defined()) {
+  kernel.fewRows = fewRowsCondition(kernel, rhsExt, target);
+  if (kernel.fewRows.defined())
     defineForm("_few_rows", kernel.fewRowsForm.product, kernel.fewRowsForm.packedRhs,
                kernel.fewRowsForm.widenedRhs);
-    kernel.fewRows = rows <= static_cast<int>(fewRowsLimit);
-  }
   return p;
 }
 
@@ -199,25 +205,14 @@ void constrainProductOutput(const MatmulKernel &kernel, const ProductOperands &p
                  d < static_cast<int>(p.rhsExt.size()) ? d : -1});
 }
 
-/// The few-rows limit of `target` for a product whose rhs is `rhs` (see
-/// chooseFewRowsLimit).
-int64_t fewRowsLimit(const Halide::Target &target, Value rhs, bool transposeRhs) {
-  // A transposed rhs is [N, K]: Halide dimension 1 is the output's columns.
-  Extents rhsExt = extentsOf(tensorType(rhs));
-  if (!transposeRhs || rhsExt.size() != 2)
-    return 0;
-  return chooseFewRowsLimit(target, rhsExt[1]);
-}
-
 KernelAlgorithm lowerMatmul(MatmulOp op, const Halide::Target &target,
                             KernelBoundary &boundary) {
   MatmulKernel kernel;
   RankedTensorType resultType = tensorType(op.result());
   kernel.extents = extentsOf(resultType);
   kernel.vars = makeVars(resultType.getRank());
-  ProductOperands p = defineProduct(kernel, boundary, op.lhs(), op.rhs(),
-                                    op.transpose_lhs(), op.transpose_rhs(),
-                                    fewRowsLimit(target, op.rhs(), op.transpose_rhs()));
+  ProductOperands p = defineProduct(kernel, boundary, target, op.lhs(), op.rhs(),
+                                    op.transpose_lhs(), op.transpose_rhs());
   kernel.output = Func("result");
   kernel.output(kernel.vars) = boundary.store(productValue(kernel), kernel.vars);
   constrainProductOutput(kernel, p, kernel.output.output_buffer());
@@ -240,10 +235,9 @@ KernelAlgorithm lowerLinear(LinearOp op, const Halide::Target &target,
   if (vector)
     kernel.extents.push_back(1);
   kernel.vars = makeVars(static_cast<int>(kernel.extents.size()));
-  ProductOperands p = defineProduct(
-      kernel, boundary, op.input(), op.weight(),
-      /*transposeLhs=*/false, /*transposeRhs=*/true,
-      fewRowsLimit(target, op.weight(), /*transposeRhs=*/true), "input", "weight");
+  ProductOperands p =
+      defineProduct(kernel, boundary, target, op.input(), op.weight(),
+                    /*transposeLhs=*/false, /*transposeRhs=*/true, "input", "weight");
   ImageParam bias = boundary.input(op.bias(), "bias");
   if (!isStatic(extentsOf(tensorType(op.bias()))[0]))
     bias.dim(0).set_extent(p.N);

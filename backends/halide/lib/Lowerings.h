@@ -111,12 +111,9 @@ public:
   template <typename Op>
   void addAnchor(std::function<KernelAlgorithm(Op, KernelBoundary &)> lower,
                  AttributePrinter<Op> printAttributes = nullptr) {
-    insert(mlir::TypeID::get<Op>(),
-           {[lower](mlir::Operation *op, const Halide::Target &,
-                    KernelBoundary &boundary) -> mlir::FailureOr<KernelAlgorithm> {
-              return lower(llvm::cast<Op>(op), boundary);
-            },
-            erase(std::move(printAttributes)), /*anchorsGroups=*/true});
+    addAnchor<Op>([lower](Op op, const Halide::Target &,
+                          KernelBoundary &boundary) { return lower(op, boundary); },
+                  std::move(printAttributes));
   }
   /// The same for a lowering that also reads the target (see OpLowering::lower).
   template <typename Op>

@@ -398,17 +398,18 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
 /// 2T, old / new alternated 3 times, ms: b1 s128 14.6-15.0 / 13.2-13.6, b8 s128
 /// 101-104 / 93 (one run 103).
 ///
-/// Few is at most kFewRowsLimit rows, static or, for a weight, counted at run time
+/// Few is at most kFewRowsLimit rows, counted at run time for a weight
 /// (MatmulKernel::fewRowsForm): an encode's rows are batch x length, and a short
 /// sentence's few rows spent more time having the panel transpose the weight than
 /// multiplying by it. transformer_base encode on the same VM, 2T, median ms of 21
-/// runs, two rounds alternated: the panel at every row count / the dot form up to 64
-/// rows:
-///   B x S     8      16       32       48       64        80         8 x 8
-///   ms     4.5-9.4  5.1-5.5  6.5-7.2  7.2-7.4  10.9-11.1  10.5-10.8  16.6-16.8
-///          3.1-3.3  4.1-4.2  5.7      7.3-7.4  9.2        (panel)    12.0-13.2
-/// and past 64 rows the dot form lost (a build with it at every row count: S = 96
-/// 13.2-13.4 ms against the panel's 11.8, S = 128 16.1-16.3 against 14.4-14.5).
+/// runs, two rounds alternated, the panel at every row count against the dot form up
+/// to 64 rows:
+///   B x S   1x8      1x16     1x32     1x48     1x64       1x80       8x8
+///   panel   4.5-9.4  5.1-5.5  6.5-7.2  7.2-7.4  10.9-11.1  10.5-10.8  16.6-16.8
+///   dot     3.1-3.3  4.1-4.2  5.7      7.3-7.4  9.2        (panel)    12.0-13.2
+/// and past 64 rows the dot form lost (a build with it at every row count: 1x96
+/// 13.2-13.4 ms against the panel's 11.8, 1x128 16.1-16.3 against 14.4-14.5). Static
+/// row counts take the same limit; 49 to 64 of them were not measured apart.
 constexpr int64_t kFewRowsLimit = 64;
 
 bool useDotProduct(const MatmulKernel &kernel) {
