@@ -105,7 +105,19 @@ void scheduleScoresAcrossQueries(const AttentionKernel &kernel, const Func &out,
   const int width = tiles.width;
   Func state = kernel.state, queries = kernel.queries, scores = kernel.scores,
        weights = kernel.weights;
-  queries.compute_at(out, task).vectorize(kernel.ii, width);
+  // The query tile is a transpose (gathers of `width` query rows): all of d for one
+  // vector of rows, then the next. q is usually a head split of a packed projection,
+  // rows 6 KB apart (3 x 512 floats), whose lines fall in few L1 sets: d outermost,
+  // each d's gathers touched all 64 rows' lines, which evicted each other before the
+  // next d read them again. KernelBench attention_encoder_* (q, k, v head splits of a
+  // [B, 128, 1536] buffer), 2-core Zen 5 VM, 2T, ms, d outermost / innermost, three
+  // runs: B = 8 1.02-1.07 / 0.86-0.90, B = 1 0.12-0.136 / 0.104-0.114; on dense q the
+  // same 0.79-0.81 either way.
+  Var queryVector("qv"), queryVectors("qvs");
+  queries.compute_at(out, task)
+      .split(kernel.ii, queryVectors, queryVector, width)
+      .reorder(queryVector, kernel.c, queryVectors)
+      .vectorize(queryVector);
   scores.compute_at(state, keyTile).vectorize(kernel.ii, width);
   Var iv("iv"), io("io"), ji("ji"), jo("jo");
   scores.update()
@@ -258,4 +270,24 @@ void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
       .unroll(kernel.ii);
   if (staticValues)
     product.unroll(wo);
+
+  // Each block of valueRows queries reads the key tile's value rows again. As a head
+  // split of a packed projection, 64 rows 4-6 KB apart do not stay in L1 (they share
+  // few sets), so the tile is copied to a dense 16 KB block once per key tile. Same
+  // runs as the query tile's, strided q, k, v, ms, without / with the copy: B = 8
+  // 0.86-0.90 / 0.82-0.85, B = 1 0.104-0.114 / 0.102-0.104; dense operands (rarer:
+  // the fusion pass makes attention read projections in place) pay for the copy, 0.80
+  // / 0.82-0.84. A decode step's few queries read each value row once.
+  if (!tiles.dotScores) {
+    ImageParam value = kernel.value;
+    Func valueTile = value.in(weighted);
+    std::vector<Var> args = valueTile.args();
+    valueTile.compute_at(state, keyTile)
+        .vectorize(args[0], width, kGuard)
+        .bound_storage(args[1], tiles.keyTile);
+    for (size_t d = 2; d < args.size(); ++d)
+      valueTile.bound_storage(args[d], 1);
+    if (staticValues)
+      valueTile.bound_storage(args[0], static_cast<int>(kernel.valueDim));
+  }
 }

@@ -40,6 +40,9 @@ struct BenchCase {
   /// weight: the runs take turns over copies of it that together are 8x the L3 cache.
   /// -1: none (every run reads the same, cached inputs).
   int coldInput = -1;
+  /// For an attention: q, k and v are passed as head splits of one packed projection,
+  /// the result as merged heads, as in a model (not dense [B, H, T, D] tensors).
+  bool headSplits = false;
 };
 
 double cpuSeconds() {
@@ -119,6 +122,35 @@ void runCase(const BenchCase &c) {
     coldData.assign(copies, cold);
     for (const HostTensor &t : coldData)
       coldCopies.push_back(KernelHarness::toBuffer(t, type));
+  }
+  std::vector<float> packed, merged;
+  if (c.headSplits) {
+    // q, k, v [B, H, T, D] as head splits of one [B, T, 3 H D] projection and the
+    // result as [B, T, H D] merged heads: the views the runtime passes the kernel.
+    const Shape &q = c.inputs[0];
+    int32_t batch = static_cast<int32_t>(q[0]), heads = static_cast<int32_t>(q[1]),
+            length = static_cast<int32_t>(q[2]), dim = static_cast<int32_t>(q[3]),
+            row = heads * dim;
+    packed.assign(size_t(batch) * length * 3 * row, 0.0f);
+    merged.assign(size_t(batch) * length * row, 0.0f);
+    for (int w = 0; w < 3; ++w) {
+      // The split's values, copied in so that the run computes on the same inputs.
+      const std::vector<float> &dense = inputs[w].f32;
+      for (size_t i = 0; i < dense.size(); ++i) {
+        size_t d = i % dim, t = i / dim % length, h = i / dim / length % heads,
+               b = i / dim / length / heads;
+        packed[((b * length + t) * 3 + w) * row + h * dim + d] = dense[i];
+      }
+      halide_dimension_t dims[4] = {{0, dim, 1},
+                                    {0, length, 3 * row},
+                                    {0, heads, dim},
+                                    {0, batch, 3 * row * length}};
+      harness.kernel.inputs[w].set(
+          Halide::Buffer<>(Halide::Float(32), packed.data() + w * row, 4, dims));
+    }
+    halide_dimension_t dims[4] = {
+        {0, dim, 1}, {0, length, row}, {0, heads, dim}, {0, batch, row * length}};
+    result = Halide::Buffer<>(Halide::Float(32), merged.data(), 4, dims);
   }
   size_t turn = 0;
   auto realize = [&] {
@@ -218,6 +250,25 @@ std::vector<BenchCase> cases() {
        {{8, 8, 128, 128}, {8, 8, 128, 64}},
        {8, 8, 128, 64},
        matmulFlops(128, 64, 128, 64)});
+  // The encoder's self-attention (transformer_base: 8 heads of 64, a padding mask
+  // broadcast over heads and queries), reading the packed q/k/v projection in place:
+  // q.k^T and P.v counted.
+  for (int batch : {1, 8}) {
+    std::string qkv = "tensor<?x8x?x64xf32>", mask = "tensor<?x1x1x?xf32>";
+    all.push_back(
+        {"attention_encoder_" + std::to_string(batch) + "x8x128x64",
+         {qkv, qkv, qkv, mask},
+         qkv,
+         "kiln.attention %arg0, %arg1, %arg2, %arg3 {scale = 1.25e-01 : f32} : (" + qkv +
+             ", " + qkv + ", " + qkv + ", " + mask + ") -> " + qkv,
+         {{batch, 8, 128, 64},
+          {batch, 8, 128, 64},
+          {batch, 8, 128, 64},
+          {batch, 1, 1, 128}},
+         {batch, 8, 128, 64},
+         2 * matmulFlops(128, 128, 64, 8.0 * batch)});
+    all.back().headSplits = true;
+  }
   all.push_back({"add_bias_8x128x2048",
                  {"tensor<?x?x2048xf32>", "tensor<2048xf32>"},
                  "tensor<?x?x2048xf32>",
