@@ -77,6 +77,7 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   kernel.lhs = lhsOperand.values;
   int rank = static_cast<int>(kernel.extents.size());
   kernel.transposeRhs = transposeRhs;
+  kernel.rhs = rhs;
   kernel.lhsVaries.assign(rank, false);
   kernel.rhsVaries.assign(rank, false);
   for (int d = 2; d < rank; ++d) {

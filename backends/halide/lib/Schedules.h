@@ -88,6 +88,8 @@ struct MatmulKernel {
   /// exist) are bounds-inferred.
   Halide::Expr emptyProduct;
   bool transposeRhs = false;
+  /// The rhs kernel input (the weight of a linear).
+  Halide::ImageParam rhs;
   /// For a `transpose_rhs` weight whose row count is known only at run time (an
   /// encode's batch x length): the product again, over Funcs of its own, which the
   /// output reads instead while `fewRows` holds, so that the schedule gives few rows

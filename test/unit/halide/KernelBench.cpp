@@ -427,6 +427,18 @@ std::vector<BenchCase> cases() {
         all.back().bytes = bytes * n * k;
         all.back().coldInput = 1;
       }
+  // A short encode's linears (a few rows known only at run time: the few-rows form),
+  // the weight from DRAM as in a model's encode, which reads each layer's weights once.
+  for (int64_t rows : {16, 64})
+    for (auto [n, k] :
+         std::vector<std::pair<int64_t, int64_t>>{{2048, 512}, {512, 2048}}) {
+      std::string name = "encode_short_1x" + std::to_string(rows) + "x" +
+                         std::to_string(k) + "_to_" + std::to_string(n);
+      linear(name, "tensor<?x?x" + std::to_string(k) + "xf32>",
+             "tensor<?x?x" + std::to_string(n) + "xf32>", n, k, {1, rows, k},
+             {1, rows, n}, rows, "f32");
+      all.back().coldInput = 1;
+    }
   // Kernel groups (kiln.fusion): compare with linear_128x512_to_2048 plus a relu pass,
   // and with layer_norm_8x128x512 plus add_residual_8x128x512.
   all.push_back(

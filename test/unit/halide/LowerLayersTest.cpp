@@ -65,6 +65,19 @@ TEST_F(HalideLower, LinearRowCountChosenAtRunTime) {
     checkRandom({{b, s, 160}, {262, 160}, {262}});
 }
 
+/// The Halide statement of `harness`'s kernel, as text.
+std::string loweredStmt(KernelHarness &harness) {
+  std::string path = ::testing::TempDir() + "/lowered_kernel.stmt";
+  std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
+                                     harness.kernel.inputs.end());
+  harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  return text;
+}
+
 TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   // The few-rows form is compiled beside the panel for an encoder's linear only: not
   // for a decode step's batch rows (always the dot-product form), static rows, or
@@ -75,14 +88,7 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
     load({in, w, b}, out,
          "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " +
              out);
-    std::string path = ::testing::TempDir() + "/few_rows_form.stmt";
-    std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
-                                       harness.kernel.inputs.end());
-    harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
-    std::ifstream file(path);
-    std::string text((std::istreambuf_iterator<char>(file)),
-                     std::istreambuf_iterator<char>());
-    std::remove(path.c_str());
+    std::string text = loweredStmt(harness);
     EXPECT_NE(text.find("produce product"), std::string::npos) << in;
     return text.find("product_few_rows") != std::string::npos;
   };
@@ -92,6 +98,24 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   EXPECT_FALSE(hasFewRowsForm("tensor<100x64xf32>", 300, "tensor<100x300xf32>"));
   EXPECT_FALSE(hasFewRowsForm("tensor<?x?x64xf32>", 200, "tensor<?x?x200xf32>"));
   EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
+}
+
+TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
+  // A decode step's register tile prefetches the next 6 weight rows while both panels
+  // fit in L1 (K = 512: 2 x 12 KB), not at K = 2048 (48 KB a panel).
+  auto prefetches = [&](int64_t k) {
+    std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>",
+                w = "tensor<64x" + std::to_string(k) + "xf32>";
+    load({in, w, "tensor<64xf32>"}, "tensor<?x1x64xf32>",
+         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
+             ", tensor<64xf32>) -> tensor<?x1x64xf32>");
+    return loweredStmt(harness).find("prefetch(weight") != std::string::npos;
+  };
+  EXPECT_FALSE(prefetches(2048));
+  EXPECT_TRUE(prefetches(512));
+  // The prefetch changes no value: the step agrees at every batch.
+  for (int64_t b : {1, 4, 9})
+    checkRandom({{b, 1, 512}, {64, 512}, {64}});
 }
 
 TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
