@@ -88,7 +88,7 @@ struct MatmulKernel {
   /// exist) are bounds-inferred.
   Halide::Expr emptyProduct;
   bool transposeRhs = false;
-  /// The rhs kernel input (the weight of a linear).
+  /// The rhs kernel input: a linear's weight, a matmul's rhs (which prefetches name).
   Halide::ImageParam rhs;
   /// For a `transpose_rhs` weight whose row count is known only at run time (an
   /// encode's batch x length): the product again, over Funcs of its own, which the
