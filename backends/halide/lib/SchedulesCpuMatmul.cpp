@@ -364,7 +364,10 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   // encode_short_1x64x2048_to_512 0.53-0.58 / 0.63.
   constexpr int64_t kPrefetchPanelBytes = 16 << 10;
   int64_t panelBytes = cols * kernel.contraction * kernel.rhs.type().bytes();
+  // The next panel lies cols x K elements on: a whole number of k steps when the
+  // vectors divide K.
   bool prefetchNextPanel = kernel.rhs.dimensions() == 2 && isStatic(kernel.contraction) &&
+                           kernel.contraction % width == 0 &&
                            panelBytes <= kPrefetchPanelBytes;
   auto registerTile = [&](Stage update) {
     update.reorder(tileLoops).vectorize(lane).unroll(n).unroll(row);

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <memory>
 #include <random>
 
 using namespace kiln::halide_backend::test;
@@ -123,34 +124,12 @@ void runCase(const BenchCase &c) {
     for (const HostTensor &t : coldData)
       coldCopies.push_back(KernelHarness::toBuffer(t, type));
   }
-  std::vector<float> packed, merged;
+  std::unique_ptr<PackedHeads> heads;
   if (c.headSplits) {
-    // q, k, v [B, H, T, D] as head splits of one [B, T, 3 H D] projection and the
-    // result as [B, T, H D] merged heads: the views the runtime passes the kernel.
-    const Shape &q = c.inputs[0];
-    int32_t batch = static_cast<int32_t>(q[0]), heads = static_cast<int32_t>(q[1]),
-            length = static_cast<int32_t>(q[2]), dim = static_cast<int32_t>(q[3]),
-            row = heads * dim;
-    packed.assign(size_t(batch) * length * 3 * row, 0.0f);
-    merged.assign(size_t(batch) * length * row, 0.0f);
-    for (int w = 0; w < 3; ++w) {
-      // The split's values, copied in so that the run computes on the same inputs.
-      const std::vector<float> &dense = inputs[w].f32;
-      for (size_t i = 0; i < dense.size(); ++i) {
-        size_t d = i % dim, t = i / dim % length, h = i / dim / length % heads,
-               b = i / dim / length / heads;
-        packed[((b * length + t) * 3 + w) * row + h * dim + d] = dense[i];
-      }
-      halide_dimension_t dims[4] = {{0, dim, 1},
-                                    {0, length, 3 * row},
-                                    {0, heads, dim},
-                                    {0, batch, 3 * row * length}};
-      harness.kernel.inputs[w].set(
-          Halide::Buffer<>(Halide::Float(32), packed.data() + w * row, 4, dims));
-    }
-    halide_dimension_t dims[4] = {
-        {0, dim, 1}, {0, length, row}, {0, heads, dim}, {0, batch, row * length}};
-    result = Halide::Buffer<>(Halide::Float(32), merged.data(), 4, dims);
+    heads = std::make_unique<PackedHeads>(inputs);
+    for (int w = 0; w < 3; ++w)
+      harness.kernel.inputs[w].set(heads->split(w));
+    result = heads->mergedView();
   }
   size_t turn = 0;
   auto realize = [&] {

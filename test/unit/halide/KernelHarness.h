@@ -194,6 +194,56 @@ private:
   }
 };
 
+/// q, k and v [B, H, T, D] copied into one packed projection [B, T, 3 H D], and Halide
+/// views of it that split the heads; the result's view merges them into [B, T, H D].
+/// These are the views a model's attention gets (it reads its projection in place).
+struct PackedHeads {
+  int32_t batch, heads, length, dim;
+  std::vector<float> packed, merged;
+
+  explicit PackedHeads(const std::vector<HostTensor> &qkv)
+      : batch(static_cast<int32_t>(qkv[0].shape[0])),
+        heads(static_cast<int32_t>(qkv[0].shape[1])),
+        length(static_cast<int32_t>(qkv[0].shape[2])),
+        dim(static_cast<int32_t>(qkv[0].shape[3])), packed(qkv[0].numElements() * 3),
+        merged(qkv[0].numElements()) {
+    for (int32_t w = 0; w < 3; ++w)
+      for (int64_t i = 0; i < qkv[0].numElements(); ++i)
+        packed[at(i, w, 3)] = qkv[w].f32[i];
+  }
+
+  /// Where element i of a dense [B, H, T, D] tensor lies among `parts` [B, T, H D]
+  /// blocks interleaved along the last dimension, in part `part`.
+  size_t at(int64_t i, int32_t part, int32_t parts) const {
+    int64_t d = i % dim, t = i / dim % length, h = i / dim / length % heads,
+            b = i / dim / length / heads;
+    return static_cast<size_t>(((b * length + t) * parts + part) * heads * dim + h * dim +
+                               d);
+  }
+
+  /// q (0), k (1) or v (2) as the kernel reads it: a view of `packed`.
+  Halide::Buffer<> split(int32_t part) {
+    return view(packed.data() + part * heads * dim, 3);
+  }
+
+  /// The result's view of `merged`.
+  Halide::Buffer<> mergedView() { return view(merged.data(), 1); }
+
+  Halide::Buffer<> view(float *base, int32_t parts) const {
+    int32_t row = parts * heads * dim;
+    halide_dimension_t dims[4] = {
+        {0, dim, 1}, {0, length, row}, {0, heads, dim}, {0, batch, row * length}};
+    return Halide::Buffer<>(Halide::Float(32), base, 4, dims);
+  }
+
+  HostTensor mergedAsDense() const {
+    HostTensor out = HostTensor::floats({batch, heads, length, dim});
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.f32[i] = merged[at(i, 0, 1)];
+    return out;
+  }
+};
+
 } // namespace kiln::halide_backend::test
 
 #endif // KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H

@@ -188,48 +188,6 @@ TEST_F(HalideLowerAttention, CrossAttentionWithPadding) {
   }
 }
 
-/// q, k and v [B, H, T, D] copied into one packed projection [B, T, 3 H D], and Halide
-/// views of it that split the heads; the result's view merges them into [B, T, H D].
-/// These are the views a model's attention gets (it reads its projection in place).
-struct PackedHeads {
-  int32_t batch, heads, length, dim;
-  std::vector<float> packed, merged;
-
-  explicit PackedHeads(const std::vector<HostTensor> &qkv)
-      : batch(static_cast<int32_t>(qkv[0].shape[0])),
-        heads(static_cast<int32_t>(qkv[0].shape[1])),
-        length(static_cast<int32_t>(qkv[0].shape[2])),
-        dim(static_cast<int32_t>(qkv[0].shape[3])), packed(qkv[0].numElements() * 3),
-        merged(qkv[0].numElements()) {
-    for (int32_t w = 0; w < 3; ++w)
-      for (int64_t i = 0; i < qkv[0].numElements(); ++i)
-        packed[at(i, w, 3)] = qkv[w].f32[i];
-  }
-
-  /// Where element i of a dense [B, H, T, D] tensor lies among `parts` [B, T, H D]
-  /// blocks interleaved along the last dimension, in part `part`.
-  size_t at(int64_t i, int32_t part, int32_t parts) const {
-    int64_t d = i % dim, t = i / dim % length, h = i / dim / length % heads,
-            b = i / dim / length / heads;
-    return static_cast<size_t>(((b * length + t) * parts + part) * heads * dim + h * dim +
-                               d);
-  }
-
-  Halide::Buffer<> view(float *base, int32_t parts) const {
-    int32_t row = parts * heads * dim;
-    halide_dimension_t dims[4] = {
-        {0, dim, 1}, {0, length, row}, {0, heads, dim}, {0, batch, row * length}};
-    return Halide::Buffer<>(Halide::Float(32), base, 4, dims);
-  }
-
-  HostTensor mergedAsDense() const {
-    HostTensor out = HostTensor::floats({batch, heads, length, dim});
-    for (int64_t i = 0; i < out.numElements(); ++i)
-      out.f32[i] = merged[at(i, 0, 1)];
-    return out;
-  }
-};
-
 TEST_F(HalideLowerAttention, HeadSplitsOfAPackedProjection) {
   // Rows 3 x 2 x 64 floats apart: the query tile gathers, and the value tile is copied
   // to a dense block, from them; lengths within one key tile, at its end, past it.
@@ -245,10 +203,10 @@ TEST_F(HalideLowerAttention, HeadSplitsOfAPackedProjection) {
 
     PackedHeads heads(inputs);
     for (int w = 0; w < 3; ++w)
-      harness->kernel.inputs[w].set(heads.view(heads.packed.data() + w * 2 * 64, 3));
+      harness->kernel.inputs[w].set(heads.split(w));
     Halide::Buffer<> mask = KernelHarness::toBuffer(inputs[3]);
     harness->kernel.inputs[3].set(mask);
-    Halide::Buffer<> result = heads.view(heads.merged.data(), 1);
+    Halide::Buffer<> result = heads.mergedView();
     harness->realize(result);
     EXPECT_LE(relativeError(heads.mergedAsDense(), expected), kTolerance) << "s = " << s;
   }
