@@ -30,6 +30,8 @@ void kiln::buildDefaultPipeline(OpPassManager &pm, const PipelineOptions &option
   // the kernel fusion, whose groups anchor on the products it leaves.
   if (options.weights != "f32")
     pm.addPass(createWeightPrecisionPass(options.weights, options.fusionRemarks));
+  // On the ops that run, before they are grouped: attention fused, projections packed.
+  pm.nest<FuncOp>().addPass(createTrimPaddingPass(options.fusionRemarks));
   // After CSE, so that a value computed once per layer counts its readers once.
   if (options.fuseKernels)
     pm.nest<FuncOp>().addPass(createFuseKernelsPass(options.fusionRemarks));

@@ -52,6 +52,11 @@ inline constexpr llvm::StringLiteral kValueDimAttr = "kiln.value_dim";
 /// (ValueRange.h).
 inline constexpr llvm::StringLiteral kDimMaxAttr = "kiln.dim_max";
 
+/// Entry attribute (kiln-trim-padding): {dim = "S", lengths = <argument index>} when
+/// the entry may run over T = max(lengths) positions of S and write zeros past T; the
+/// manifest's "trim" carries it to the runtime.
+inline constexpr llvm::StringLiteral kTrimAttr = "kiln.trim";
+
 /// A dimension name that an entry binds when it runs, and what binds it.
 struct DimBinding {
   enum Kind { Shape, Value, State };

@@ -31,6 +31,10 @@ std::unique_ptr<mlir::Pass> createPackProjectionsPass();
 std::unique_ptr<mlir::Pass> createPackProjectionsPass(bool remarks);
 /// kiln-print-graph: the entry points as Graphviz DOT on stdout (GraphDot.h).
 std::unique_ptr<mlir::Pass> createPrintGraphPass();
+/// kiln-trim-padding; with `remarks`, a remark at the op that keeps an entry over all
+/// its padding.
+std::unique_ptr<mlir::Pass> createTrimPaddingPass();
+std::unique_ptr<mlir::Pass> createTrimPaddingPass(bool remarks);
 /// kiln-weight-precision: the weights of linears and tied output projections stored
 /// as `weights` ("f32", "bf16" or "int8"); with `remarks`, a remark at each product
 /// over a rank-2 weight that stays f32.

@@ -135,6 +135,30 @@ def PrintGraph : Pass<"kiln-print-graph", "mlir::ModuleOp"> {
   ];
 }
 
+def TrimPadding : Pass<"kiln-trim-padding", "mlir::FuncOp"> {
+  let summary = "marks entry points that may run without the padding past their longest sequence";
+  let description = [{
+    An entry whose input is a vector of lengths bounded by a dimension of another
+    input's shape (`kiln.bounds = ["1", "S"]`: sequences padded to S positions) gets
+    `kiln.trim = {dim = "S", lengths = <argument>}` when no position before T =
+    max(lengths) can read a position at or past T: every op works position by position
+    (elementwise ops, linears and norms along other axes, embeddings, positions and
+    their encodings, masks, transposes, reshapes that keep positions whole), and
+    `kiln.attention` over keys along S has an additive padding mask of those lengths
+    (alone, reshaped, or added to another mask). The runtime then runs the entry over
+    T positions and writes zeros past T in its outputs: the values before T are those
+    of a run over S. An entry with a reduction, softmax, product, slice or concat along
+    S, an unmasked attention over S keys, or a state or cache op that S reaches, stays
+    whole; with `remarks`, or kiln-opt's `--kiln-fusion-remarks`, the first such op
+    gets a remark saying why.
+  }];
+  let constructor = "kiln::createTrimPaddingPass()";
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "emit a remark at the op that keeps an entry over all its padding">,
+  ];
+}
+
 def WeightPrecision : Pass<"kiln-weight-precision", "mlir::ModuleOp"> {
   let summary = "stores the weights of linears as bf16, or as int8 with per-row scales";
   let description = [{
