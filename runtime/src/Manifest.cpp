@@ -168,6 +168,7 @@ EntryDesc parseEntry(const Json &object, const std::string &path,
   checkLiveRanges(e, epath);
   resolveDims(e, epath);
   getDimMax(e, object, epath);
+  getTrim(e, object, epath);
   return e;
 }
 

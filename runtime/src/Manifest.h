@@ -125,6 +125,12 @@ struct EntryDesc {
   std::vector<int64_t> dimMax;
   // States this entry creates or writes through a step: a failed run forgets them.
   std::vector<int> writtenStates;
+  // "trim": the slot of the dimension a run may cut to the longest of the lengths in
+  // input trimLengths, and per input and output the axes that dimension is (empty
+  // when there are none); -1 when the entry runs whole.
+  int trimSlot = -1;
+  int trimLengths = -1;
+  std::vector<std::vector<size_t>> trimInputAxes, trimOutputAxes;
 };
 
 struct Manifest {

@@ -118,3 +118,61 @@ void getDimMax(EntryDesc &e, const Json &object, const std::string &path) {
 }
 
 } // namespace kiln::rt
+
+namespace kiln::rt {
+
+void getTrim(EntryDesc &e, const Json &object, const std::string &path) {
+  const Json *trim = object.find(key::kTrim);
+  if (!trim)
+    return;
+  std::string where = at(path, key::kTrim);
+  if (!trim->isObject())
+    invalid(where, "expected an object with \"dim\" and \"lengths\"");
+  const Json *dim = trim->find(key::kTrimDim), *lengths = trim->find(key::kTrimLengths);
+  if (!dim || !dim->isString() || !lengths || !lengths->isString())
+    invalid(where, "expected \"dim\" and \"lengths\", both strings");
+  const std::string &name = dim->asString();
+  auto slot = std::find(e.dimNames.begin(), e.dimNames.end(), name);
+  bool boundByShape = false;
+  for (const TensorDesc &in : e.inputs)
+    for (size_t d = 0; d < in.bindSlot.size(); ++d)
+      boundByShape |= in.bindSlot[d] >= 0 && e.dimNames[size_t(in.bindSlot[d])] == name;
+  if (slot == e.dimNames.end() || !boundByShape)
+    invalid(at(where, key::kTrimDim),
+            cat("'", name, "' is not a dimension an input's shape binds"));
+  auto input = std::find_if(e.inputs.begin(), e.inputs.end(), [&](const TensorDesc &in) {
+    return in.name == lengths->asString();
+  });
+  if (input == e.inputs.end() || input->dtype != KILN_DTYPE_I32 ||
+      input->dims.size() != 1)
+    invalid(at(where, key::kTrimLengths),
+            cat("'", lengths->asString(), "' is not a rank-1 i32 input of the entry"));
+  // Lengths past the dimension would cut what they call valid.
+  const std::string *max = input->bounds ? input->bounds->max.bareName() : nullptr;
+  if (!max || *max != name)
+    invalid(at(where, key::kTrimLengths),
+            cat("input '", input->name, "' must be bounded above by ", name));
+  // The run cuts inputs and pads outputs a whole position at a time.
+  auto axesOf = [&](const TensorDesc &t, const char *what) {
+    std::vector<size_t> axes;
+    for (size_t d = 0; d < t.dims.size(); ++d) {
+      const std::vector<std::string> &names = t.dims[d].names();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        continue;
+      const std::string *bare = t.dims[d].bareName();
+      if (!bare || *bare != name)
+        invalid(where, cat(what, " '", t.name, "' dim ", d, " (", t.dimTexts[d],
+                           ") is not '", name, "' alone"));
+      axes.push_back(d);
+    }
+    return axes;
+  };
+  for (const TensorDesc &in : e.inputs)
+    e.trimInputAxes.push_back(axesOf(in, "input"));
+  for (const TensorDesc &out : e.outputs)
+    e.trimOutputAxes.push_back(axesOf(out, "output"));
+  e.trimSlot = int(slot - e.dimNames.begin());
+  e.trimLengths = int(input - e.inputs.begin());
+}
+
+} // namespace kiln::rt

@@ -53,6 +53,11 @@ void resolveDims(EntryDesc &e, const std::string &path);
 /// that resolveDims bound, each bound a positive integer.
 void getDimMax(EntryDesc &e, const Json &object, const std::string &path);
 
+/// Reads the entry's optional "trim" ({"dim": "S", "lengths": "src_lengths"}): a name
+/// that an input's shape binds, and a rank-1 i32 input whose values are at most that
+/// dimension; every input and output axis that mentions the name must be the name.
+void getTrim(EntryDesc &e, const Json &object, const std::string &path);
+
 } // namespace kiln::rt
 
 #endif // KILN_RUNTIME_MANIFESTENTRY_H

@@ -214,6 +214,7 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
     weights_->checkUnchanged();
   std::vector<const kiln_tensor *> byInput = matchInputs(e, inputs, count);
   bindAllDims(e, st, byInput);
+  int64_t fullLength = cutInputs(e, st, byInput);
   if (uint64_t changed = changedSlots(st)) {
     st.planned = false; // until every check of the new values has passed
     evaluateShapes(e, st, byInput, changed);
@@ -259,6 +260,8 @@ void Session::run(const char *entryName, const kiln_tensor *inputs, size_t count
   }
   if (device_)
     recordDeviceOutputs(e, st);
+  if (fullLength >= 0)
+    padOutputs(e, st, fullLength);
   lastEntry_ = entry;
   lastRunFailed_ = false;
   statesChangedSinceRun_ = false;
@@ -701,6 +704,16 @@ std::unique_ptr<OutputBuffer> Session::detachOutput(const char *name) {
   if (out.state >= 0)
     refuse("is a view of state '", model_->manifest().states[size_t(out.state)].name,
            "', whose memory the session keeps");
+  if (out.padded) {
+    auto buffer = std::make_unique<OutputBuffer>();
+    buffer->memory.swap(*out.padded);
+    buffer->data = buffer->memory.data();
+    buffer->name = out.desc->name;
+    buffer->dtype = out.desc->dtype;
+    buffer->shape = out.shape;
+    out.detached = true;
+    return buffer;
+  }
   std::unique_ptr<TempBlock> &block = entries_[size_t(lastEntry_)]->outputBlocks[root];
   if (!block) { // the root is an input or a parameter: the caller's or the weights'
     const BufferDesc &from = e.buffers[root];

@@ -111,6 +111,11 @@ private:
       void operator()(OnDevice *d) const;
     };
     std::unique_ptr<OnDevice, OnDeviceDeleter> device;
+    // A trimmed run's ("trim", SessionTrim.cpp) inputs cut to the longest sequence, and
+    // its outputs padded back, per input and per output (null where not cut or padded).
+    std::vector<kiln_tensor> cutInputs;
+    std::vector<std::vector<int64_t>> cutShapes;
+    std::vector<std::unique_ptr<TempBlock>> cutBlocks, paddedBlocks;
   };
   struct Output {
     const TensorDesc *desc;
@@ -122,6 +127,8 @@ private:
     mutable bool onDevice = false;
     DeviceAddress address = 0;
     uint64_t span = 0; // bytes from its first element to past its last
+    // A trimmed run's output padded back to the full length: the block that holds it.
+    TempBlock *padded = nullptr;
   };
 
   EntryState &state(int entry);
@@ -142,6 +149,12 @@ private:
   std::vector<StateSet::Append> appendsOf(const EntryDesc &e, const EntryState &st) const;
   void checkAppendFits(const EntryDesc &e, const EntryState &st, size_t b) const;
   void runSteps(int entry, const EntryDesc &e, EntryState &st);
+  // SessionTrim.cpp: for an entry with "trim", cuts the inputs to the longest of the
+  // lengths and binds the dimension to it; returns the full length, or -1 when the run
+  // is whole. padOutputs writes the outputs back at that length, zeros past the cut.
+  int64_t cutInputs(const EntryDesc &e, EntryState &st,
+                    std::vector<const kiln_tensor *> &inputs);
+  void padOutputs(const EntryDesc &e, EntryState &st, int64_t fullLength);
   void syncFromDevice(const EntryDesc &e, const StepDesc &step, EntryState &st,
                       bool failed);
   // The device path (SessionDevice.cpp; docs/gpu.md), taken when device_ is set.

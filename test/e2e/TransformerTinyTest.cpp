@@ -34,6 +34,40 @@ TEST(TransformerTinyTest, EncodeAndDecodeMatchTheReference) {
   }
 }
 
+// A batch shorter than its padding runs over its longest sequence only (the manifest's
+// "trim"): values before it as the reference computes over all S positions, zeros past
+// it. Longest 4 of S = 11 in encode and in decode's memory; 11 itself runs whole.
+TEST(TransformerTinyTest, ABatchRunsOverItsLongestSequence) {
+  Harness h(KILN_TINY_LIBRARY, buildTransformerTiny);
+  ASSERT_TRUE(h.ok());
+  for (int32_t longest : {4, 11}) {
+    SCOPED_TRACE("longest " + std::to_string(longest));
+    auto lengths = [&](const std::string &name, kiln::reference::HostTensor &t) {
+      if (name == "src_lengths")
+        t.i32 = {3, longest, 1};
+    };
+    Dims dims{{"B", 3}, {"S", 11}};
+    EXPECT_EQ(h.check(dims, "encode", lengths), 1u);
+    kiln_tensor memory;
+    ASSERT_EQ(kiln_session_get_output(h.session(), "memory", &memory), nullptr);
+    ASSERT_EQ(memory.rank, 3);
+    ASSERT_EQ(memory.shape[1], 11);
+    const float *data = static_cast<const float *>(memory.data);
+    int64_t width = memory.shape[2];
+    // Each position is computed (a LayerNorm's output: not all zeros) or cut (all zeros).
+    for (int64_t b = 0; b < 3; ++b)
+      for (int64_t s = 0; s < 11; ++s) {
+        bool zeros = true;
+        for (int64_t d = 0; d < width; ++d)
+          zeros = zeros && data[(b * 11 + s) * width + d] == 0.0f;
+        EXPECT_EQ(zeros, s >= longest) << "row " << b << ", position " << s;
+      }
+    Dims decode = dims;
+    decode["T"] = 5;
+    EXPECT_EQ(h.check(decode, "decode", lengths), 1u);
+  }
+}
+
 TEST(TransformerTinyTest, DecodeStepsMatchTheReference) {
   Harness h(KILN_TINY_LIBRARY, buildTransformerTiny);
   ASSERT_TRUE(h.ok());

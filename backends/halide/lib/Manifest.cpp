@@ -134,6 +134,11 @@ void writeEntry(OStream &json, const EntryPlan &entry) {
       for (const auto &[name, max] : entry.dimMax)
         json.attribute(name, max);
     });
+  if (!entry.trimDim.empty())
+    json.attributeObject(key::kTrim, [&] {
+      json.attribute(key::kTrimDim, entry.trimDim);
+      json.attribute(key::kTrimLengths, entry.trimLengths);
+    });
 }
 
 } // namespace

@@ -540,6 +540,15 @@ LogicalResult Planner::planEntry(FuncOp func) {
       return failure();
   flushAppends(entry);
   planLifetimes(entry);
+  if (auto trim = func->getAttrOfType<DictionaryAttr>(kTrimAttr)) {
+    auto dim = trim.getAs<StringAttr>("dim");
+    auto lengths = trim.getAs<IntegerAttr>("lengths");
+    if (!dim || !lengths || lengths.getInt() < 0 ||
+        lengths.getInt() >= int64_t(entry.inputs.size()))
+      return func.emitError() << "malformed '" << kTrimAttr << "': " << trim;
+    entry.trimDim = dim.getValue().str();
+    entry.trimLengths = entry.inputs[size_t(lengths.getInt())].name;
+  }
   plan_.entries.push_back(std::move(entry));
   return success();
 }

@@ -97,6 +97,9 @@ struct EntryPlan {
   std::string name;
   /// The largest size of each bounded dimension name (the inputs' kiln.dim_max).
   std::map<std::string, int64_t> dimMax;
+  /// kiln.trim: the dimension the runtime may cut to the longest sequence, and the
+  /// name of the input with the lengths; empty when the entry runs whole.
+  std::string trimDim, trimLengths;
   std::vector<TensorPlan> inputs;
   std::vector<TensorPlan> outputs;
   std::vector<BufferPlan> buffers;

@@ -702,3 +702,38 @@ TEST(Manifest, OnlyParametersMayHaveWeightDTypes) {
       "manifest.weights: unknown weight precision \"fp8\" (expected f32, bf16 or "
       "int8)");
 }
+
+// "trim": the runtime may cut dimension S to the longest of the lengths, so the lengths
+// must be bounded by S, and every input and output must hold S as whole positions.
+TEST(Manifest, TrimNamesABoundDimensionAndItsLengths) {
+  const std::string steps = "\"steps\": [{\"kernel\": 0, \"args\": [0, 1, 2]}]";
+  auto withTrim = [&](const std::string &text, const std::string &trim) {
+    return replaced(text, steps, steps + ", \"trim\": " + trim);
+  };
+  std::string bounded = replaced(kGood, "\"shape\": [\"B\"]}",
+                                 "\"shape\": [\"B\"], \"bounds\": [1, \"S\"]}");
+  std::string whole = replaced(bounded, "\"shape\": [\"B*S\", 8], \"buffer\": 3}",
+                               "\"shape\": [\"B\", \"S\", 8], \"buffer\": 2}");
+  auto m = parseManifest(withTrim(whole, R"({"dim": "S", "lengths": "len"})"));
+  const EntryDesc &e = m->entries[0];
+  EXPECT_EQ(e.trimSlot, 1);
+  EXPECT_EQ(e.trimLengths, 1);
+  EXPECT_EQ(e.trimInputAxes, (std::vector<std::vector<size_t>>{{1}, {}}));
+  EXPECT_EQ(e.trimOutputAxes, (std::vector<std::vector<size_t>>{{1}}));
+  EXPECT_EQ(parseManifest(whole)->entries[0].trimSlot, -1);
+
+  expectInvalid(withTrim(whole, R"({"dim": "T", "lengths": "len"})"),
+                "entries[0] ('forward').trim.dim: 'T' is not a dimension an input's "
+                "shape binds");
+  expectInvalid(withTrim(whole, R"({"dim": "S", "lengths": "x"})"),
+                "entries[0] ('forward').trim.lengths: 'x' is not a rank-1 i32 input of "
+                "the entry");
+  expectInvalid(withTrim(kGood, R"({"dim": "S", "lengths": "len"})"),
+                "entries[0] ('forward').trim.lengths: input 'len' must be bounded above "
+                "by S");
+  expectInvalid(withTrim(bounded, R"({"dim": "S", "lengths": "len"})"),
+                "entries[0] ('forward').trim: output 'y' dim 0 (B*S) is not 'S' alone");
+  expectInvalid(withTrim(whole, R"(["S", "len"])"),
+                "entries[0] ('forward').trim: expected an object with \"dim\" and "
+                "\"lengths\"");
+}

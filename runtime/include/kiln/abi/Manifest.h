@@ -119,6 +119,11 @@ inline constexpr const char kOutputs[] = "outputs";
 inline constexpr const char kBuffers[] = "buffers";
 inline constexpr const char kSteps[] = "steps";
 inline constexpr const char kDimMax[] = "dim_max"; // an entry's {"T": 32}
+// An entry that may run over the longest sequence's positions only:
+// {"dim": "S", "lengths": "src_lengths"}.
+inline constexpr const char kTrim[] = "trim";
+inline constexpr const char kTrimDim[] = "dim";
+inline constexpr const char kTrimLengths[] = "lengths";
 // Buffers: the index that goes with each kind, a view's layout, a temp's live range.
 inline constexpr const char kKind[] = "kind";
 inline constexpr const char kInput[] = "input";
