@@ -757,6 +757,9 @@ kiln_session_stats Session::stats() const {
       s.temp_bytes += st->arena.capacity();
       for (const auto &block : st->outputBlocks)
         s.temp_bytes += block ? block->capacity() : 0;
+      for (const auto *blocks : {&st->cutBlocks, &st->paddedBlocks})
+        for (const auto &block : *blocks)
+          s.temp_bytes += block ? block->capacity() : 0;
     }
   s.state_bytes = states_.bytes();
   s.state_rows_copied = states_.rowsCopied();

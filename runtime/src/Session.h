@@ -151,7 +151,8 @@ private:
   void runSteps(int entry, const EntryDesc &e, EntryState &st);
   // SessionTrim.cpp: for an entry with "trim", cuts the inputs to the longest of the
   // lengths and binds the dimension to it; returns the full length, or -1 when the run
-  // is whole. padOutputs writes the outputs back at that length, zeros past the cut.
+  // is whole. padOutputs writes the outputs back at that length, zeros past the cut,
+  // on the host (a device session's are downloaded first).
   int64_t cutInputs(const EntryDesc &e, EntryState &st,
                     std::vector<const kiln_tensor *> &inputs);
   void padOutputs(const EntryDesc &e, EntryState &st, int64_t fullLength);

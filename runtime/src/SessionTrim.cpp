@@ -65,9 +65,7 @@ int64_t elementsOf(const std::vector<int64_t> &shape) {
 
 int64_t Session::cutInputs(const EntryDesc &e, EntryState &st,
                            std::vector<const kiln_tensor *> &inputs) {
-  // A device session's inputs and outputs move between host and device as they are;
-  // it runs whole.
-  if (e.trimSlot < 0 || device_)
+  if (e.trimSlot < 0)
     return -1;
   const kiln_tensor &lengths = *inputs[size_t(e.trimLengths)];
   int64_t batch = lengths.shape[0];
@@ -105,7 +103,8 @@ int64_t Session::cutInputs(const EntryDesc &e, EntryState &st,
     size_t elementBytes = kiln_dtype_size(in.dtype);
     if (!st.cutBlocks[k])
       st.cutBlocks[k] = std::make_unique<TempBlock>();
-    st.cutBlocks[k]->reserve(size_t(elementsOf(shape)) * elementBytes);
+    if (st.cutBlocks[k]->reserve(size_t(elementsOf(shape)) * elementBytes))
+      ++stats_.temp_allocations;
     copyBox(static_cast<const uint8_t *>(in.data), inShape, st.cutBlocks[k]->bytes(),
             shape, elementBytes);
     kiln_tensor &cut = st.cutInputs[k];
@@ -125,6 +124,9 @@ void Session::padOutputs(const EntryDesc &e, EntryState &st, int64_t fullLength)
     if (axes.empty())
       continue;
     Output &out = outputs_[i];
+    // A device session's output comes to the host now, where it is padded, rather
+    // than when it is read.
+    downloadOutput(out);
     std::vector<int64_t> shape = out.shape;
     for (size_t axis : axes)
       shape[axis] = fullLength;
@@ -136,7 +138,8 @@ void Session::padOutputs(const EntryDesc &e, EntryState &st, int64_t fullLength)
     std::unique_ptr<TempBlock> &block = st.paddedBlocks[i];
     if (!block)
       block = std::make_unique<TempBlock>();
-    block->reserve(size_t(elementsOf(shape)) * elementBytes);
+    if (block->reserve(size_t(elementsOf(shape)) * elementBytes))
+      ++stats_.temp_allocations;
     copyBox(static_cast<const uint8_t *>(out.data), out.shape, block->bytes(), shape,
             elementBytes);
     out.shape = std::move(shape);

@@ -62,6 +62,15 @@ TEST(TransformerTinyTest, ABatchRunsOverItsLongestSequence) {
           zeros = zeros && data[(b * 11 + s) * width + d] == 0.0f;
         EXPECT_EQ(zeros, s >= longest) << "row " << b << ", position " << s;
       }
+    // The padded output is the caller's to keep, at the caller's length.
+    kiln_buffer *kept = nullptr;
+    ASSERT_EQ(kiln_session_detach_output(h.session(), "memory", &kept), nullptr);
+    kiln_tensor detached = kiln_buffer_tensor(kept);
+    EXPECT_EQ(std::vector<int64_t>(detached.shape, detached.shape + detached.rank),
+              (std::vector<int64_t>{3, 11, width}));
+    EXPECT_EQ(static_cast<const float *>(detached.data)[(2 * 11 + 10) * width],
+              longest < 11 ? 0.0f : data[(2 * 11 + 10) * width]);
+    kiln_buffer_release(kept);
     Dims decode = dims;
     decode["T"] = 5;
     EXPECT_EQ(h.check(decode, "decode", lengths), 1u);
