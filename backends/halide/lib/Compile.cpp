@@ -9,6 +9,7 @@
 
 #include "kiln/backends/halide/Compile.h"
 
+#include "EmitObject.h"
 #include "HalideGuard.h"
 #include "Link.h"
 #include "Lower.h"
@@ -201,9 +202,9 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
       outputs[Halide::OutputFileType::stmt] = joinPath(kernelsDir, kernel.name + ".stmt");
     task.compile = [pipeline = *pipeline, outputs, kernelTarget, name = kernel.name] {
       std::vector<Halide::Argument> args(pipeline.inputs.begin(), pipeline.inputs.end());
-      Halide::Pipeline(pipeline.output)
-          .compile_to_module(args, name, kernelTarget)
-          .compile(outputs);
+      emitKernelFiles(
+          Halide::Pipeline(pipeline.output).compile_to_module(args, name, kernelTarget),
+          outputs);
     };
     tasks.push_back(std::move(task));
   }

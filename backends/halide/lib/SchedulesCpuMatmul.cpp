@@ -362,6 +362,13 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   // 0.141-0.173 / 0.082-0.107, encode_short_1x16x512_to_2048 0.183-0.190 /
   // 0.125-0.147; at K = 2048 gemv_b8_2048_to_512 0.123-0.139 / 0.116-0.125 but
   // encode_short_1x64x2048_to_512 0.53-0.58 / 0.63.
+  // Those figures are Halide's prefetchnta (KernelBench is JIT-compiled); a model's
+  // kernels get prefetcht0 (EmitObject.cpp), since prefetchnta made the form 2x slower
+  // than no prefetch on a 2-core Cascade Lake VM (Xeon, family 6 model 85):
+  // transformer_base encode, kiln-run --repeat 15, median ms, nta / t0 / none, two
+  // rounds: B=1 S=16 10.9-11.0 / 5.5-5.7 / 6.0-6.1, B=1 S=64 15.0-15.2 / 8.0-8.1 /
+  // 7.9-8.0, B=8 S=8 64.1-65.6 / 32.7-32.9 / 31.5-31.8 (greedy b8, model bench: 21.1
+  // -> 12.2 ms a position with t0). Not measured with t0 on Zen.
   constexpr int64_t kPrefetchPanelBytes = 16 << 10;
   int64_t panelBytes = cols * kernel.contraction * kernel.rhs.type().bytes();
   // The next panel lies cols x K elements on: a whole number of k steps when the
