@@ -127,14 +127,19 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
         kernel.emptyProduct.defined() ? kernel.emptyProduct || condition : condition;
 
   // A schedule computes whole register tiles and drops what lies past the end, so the
-  // rows it reads are clamped; the clamp is per row, hoisted out of the k loop.
+  // rows it reads are clamped: in lhsRows, which the product reads at unclamped
+  // coordinates, so that a schedule that stages it reads each row at a constant offset.
   std::vector<Expr> lhsIndex = broadcastIndex(lhsExt, kernel.vars);
   lhsIndex[lhsK] = k;
-  if (!lhsIsRow)
-    lhsIndex[lhsM] = Halide::clamp(m, 0, p.M - 1);
+  std::vector<Var> lhsVars = makeVars(static_cast<int>(lhsExt.size()));
+  std::vector<Expr> lhsRowIndex(lhsVars.begin(), lhsVars.end());
+  if (!lhsIsRow) {
+    lhsIndex[lhsM] = m;
+    lhsRowIndex[lhsM] = Halide::clamp(lhsVars[lhsM], 0, p.M - 1);
+  }
   for (size_t d = 2; d < lhsIndex.size(); ++d)
     if (kernel.lhsVaries[d])
-      lhsIndex[d] = Halide::clamp(kernel.vars[d], 0, lhs.dim(d).extent() - 1);
+      lhsRowIndex[d] = Halide::clamp(lhsVars[d], 0, lhs.dim(d).extent() - 1);
 
   // The same holds for columns; `likely` lets Halide peel the clamp off every panel
   // but the last.
@@ -150,8 +155,10 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   packIndex[0] = n;
   packIndex[1] = k;
   // Each form has Funcs of its own, since each has its own schedule.
-  auto defineForm = [&](const std::string &suffix, Func &product, Func &packed,
-                        Func &widened) {
+  auto defineForm = [&](const std::string &suffix, Func &product, Func &lhsRows,
+                        Func &packed, Func &widened) {
+    lhsRows = Func("lhs_rows" + suffix);
+    lhsRows(lhsVars) = kernel.lhs(lhsRowIndex);
     // A bf16 weight is read as the f32 it equals (exact: its bits shifted up by 16),
     // so the products and sums stay f32 as the interpreter's.
     packed = Func("packed_rhs" + suffix);
@@ -165,13 +172,13 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
     }
     product = Func("product" + suffix);
     product(kernel.vars) = 0.0f;
-    product(kernel.vars) += kernel.lhs(lhsIndex) * packed(packIndex);
+    product(kernel.vars) += lhsRows(lhsIndex) * packed(packIndex);
   };
-  defineForm("", kernel.product, kernel.packedRhs, kernel.widenedRhs);
+  defineForm("", kernel.product, kernel.lhsRows, kernel.packedRhs, kernel.widenedRhs);
   kernel.fewRows = fewRowsCondition(kernel, rhsExt, target);
   if (kernel.fewRows.defined())
-    defineForm("_few_rows", kernel.fewRowsForm.product, kernel.fewRowsForm.packedRhs,
-               kernel.fewRowsForm.widenedRhs);
+    defineForm("_few_rows", kernel.fewRowsForm.product, kernel.fewRowsForm.lhsRows,
+               kernel.fewRowsForm.packedRhs, kernel.fewRowsForm.widenedRhs);
   return p;
 }
 

@@ -60,9 +60,15 @@ struct MatmulKernel {
   Halide::Func output;
   /// The accumulator: 0, then one update over `k`.
   Halide::Func product;
-  /// The lhs as the product reads it (a GPU schedule stages its tiles in shared memory):
-  /// its kernel input, or an earlier stage of a fusion group (computed at root).
+  /// The lhs operand: its kernel input, or an earlier stage of a fusion group
+  /// (computed at root).
   Halide::Func lhs;
+  /// `lhs` with its rows and batch entries clamped to the operand's (a schedule may
+  /// compute whole register tiles past the last row), in the operand's dimension
+  /// order: what the product reads, at unclamped coordinates, so that a CPU schedule
+  /// that stages a register tile's rows reads them at constant offsets. A GPU schedule
+  /// stages its tiles in shared memory. Inlined unless staged.
+  Halide::Func lhsRows;
   /// The rhs indexed (n, k, rhs batch...), n clamped. A schedule may stage it per
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).
@@ -96,7 +102,7 @@ struct MatmulKernel {
   /// and many rows each their own form (see chooseFewRowsLimit in Scheduler.h).
   /// Undefined otherwise.
   struct {
-    Halide::Func product, packedRhs, widenedRhs;
+    Halide::Func product, lhsRows, packedRhs, widenedRhs;
   } fewRowsForm;
   Halide::Expr fewRows;
   /// Per output dimension (entries 0 and 1 unused): whether the lhs / rhs has that batch

@@ -214,6 +214,30 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
   return dims;
 }
 
+/// Copies the lhs rows of each register tile (regRows x K) to the stack before its k
+/// loop. The product reads lhsRows at unclamped rows, and a staged copy has them at
+/// constant offsets from one pointer; read in place, each row's address is its own
+/// clamp, and LLVM computed the six of them in vector registers on every k step
+/// (vpaddq, vpextrq, vmovq), on the port that Intel's cores share with the second
+/// 512-bit FMA. KernelBench, 2T, 2-core Cascade Lake VM (Xeon, family 6 model 85;
+/// OpenBLAS 2048^3 sgemm 250 GFLOP/s), GFLOP/s, in place / staged, alternated twice:
+/// linear [1024, 512] -> 2048 151-152 / 195-197, [1024, 2048] -> 512 164-165 /
+/// 198-202, [128, 512] -> 2048 145-147 / 189-194, [128, 2048] -> 512 144-146 /
+/// 179-187. Staging the 24-row output tile instead: the same at 128 rows, 176 / 151 at
+/// 1024; staging it k-major (the six rows' values side by side): 114-154. Only for a
+/// static K whose rows fit a stack tile (Halide sizes it statically); a dynamic K
+/// reads in place.
+void stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
+                           int regRows) {
+  constexpr int64_t kStagedRowsBytes = 64 << 10;
+  if (!isStatic(kernel.contraction) ||
+      regRows * kernel.contraction * static_cast<int64_t>(sizeof(float)) >
+          kStagedRowsBytes)
+    return;
+  Func lhsRows = kernel.lhsRows;
+  lhsRows.compute_at(product, regTile).store_in(MemoryType::Stack);
+}
+
 /// The general schedule: the rhs panel is packed with n contiguous, and a register tile
 /// of 4 vectors x 6 rows is updated inside the k loop.
 void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
@@ -270,6 +294,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
       .unroll(nu)
       .unroll(ru)
       .unroll(ku);
+  stageRegisterTileRows(kernel, product, rr, regRows);
 
   // The panel, n innermost and contiguous: for transpose_rhs a transpose in
   // width x width blocks (gathers down k, vector stores along n; staging each block
@@ -467,6 +492,7 @@ void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
     // at the output in every specialization, and skips it where nothing reads it.
     MatmulKernel few = kernel;
     few.product = kernel.fewRowsForm.product;
+    few.lhsRows = kernel.fewRowsForm.lhsRows;
     few.packedRhs = kernel.fewRowsForm.packedRhs;
     few.widenedRhs = kernel.fewRowsForm.widenedRhs;
     Func out = kernel.output;

@@ -157,8 +157,8 @@ void scheduleTiled(const MatmulKernel &kernel, int rowDim) {
   LoopLevel perChunk(product, ko);
   // Staged for the partial sums alone: in a fusion group the lhs's input may also be
   // read by a later stage (a feed-forward block's residual).
-  Func lhs = kernel.lhs;
-  Func lhsTile = lhs.in(partial);
+  Func lhsRows = kernel.lhsRows;
+  Func lhsTile = lhsRows.in(partial);
   std::vector<Var> lhsArgs = lhsTile.args();
   stageTile(lhsTile, perChunk, lhsArgs[0], lhsArgs.size() > 1 ? &lhsArgs[1] : nullptr,
             std::max(kChunk, rowTile), threads);

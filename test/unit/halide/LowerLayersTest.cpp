@@ -147,6 +147,23 @@ TEST_F(HalideLower, ModelKernelsPrefetchIntoEveryCacheLevel) {
   EXPECT_EQ(assembly.find("prefetchnta"), std::string::npos);
 }
 
+TEST_F(HalideLower, PanelStagesTheRegisterTileRows) {
+  // The panel's register tile copies its lhs rows to the stack where K is static
+  // (SchedulesCpuMatmul.cpp, stageRegisterTileRows); the clamped last tiles of 1 to 13
+  // rows and 6 columns past the last panel still agree with the interpreter.
+  auto stages = [&](const std::string &k) {
+    std::string in = "tensor<?x" + k + "xf32>";
+    load({in, "tensor<" + k + "x70xf32>"}, "tensor<?x70xf32>",
+         "kiln.matmul %arg0, %arg1 : (" + in + ", tensor<" + k +
+             "x70xf32>) -> tensor<?x70xf32>");
+    return loweredStmt(harness).find("produce lhs_rows") != std::string::npos;
+  };
+  EXPECT_FALSE(stages("?"));
+  EXPECT_TRUE(stages("96"));
+  for (int64_t rows : {1, 5, 6, 7, 13, 24, 31, 50})
+    checkRandom({{rows, 96}, {96, 70}});
+}
+
 TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
   // A decode step's rows (the batch) take the dot-product schedule; past 256 rows (256
   // KB of lhs at K = 256) they go in blocks: 261 is a block and 5 rows, 515 two and 3.
