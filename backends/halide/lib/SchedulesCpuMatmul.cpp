@@ -453,7 +453,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
 /// 2T, old / new alternated 3 times, ms: b1 s128 14.6-15.0 / 13.2-13.6, b8 s128
 /// 101-104 / 93 (one run 103).
 ///
-/// Few is at most kFewRowsLimit rows, counted at run time for a weight
+/// Few is at most fewRowsLimit rows, counted at run time for a weight
 /// (MatmulKernel::fewRowsForm): an encode's rows are batch x length, and a short
 /// sentence's few rows spent more time having the panel transpose the weight than
 /// multiplying by it. transformer_base encode on the same VM, 2T, median ms of 21
@@ -465,14 +465,26 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
 /// and past 64 rows the dot form lost (a build with it at every row count: 1x96
 /// 13.2-13.4 ms against the panel's 11.8, 1x128 16.1-16.3 against 14.4-14.5). Static
 /// row counts take the same limit; 49 to 64 of them were not measured apart.
-constexpr int64_t kFewRowsLimit = 64;
+///
+/// On a 2-core Intel Cascade Lake VM (Xeon, family 6 model 85, Halide target
+/// avx512_skylake), with the model kernels' prefetcht0 (EmitObject.cpp), the two forms
+/// are level at 32 rows and the panel wins past them: transformer_base encode, kiln-run
+/// --repeat 15, median ms, limit 64 / 16 alternated twice, every position valid:
+/// 1x24 11.0-11.1 / 11.5-11.9, 1x32 13.8-13.9 / 13.7-13.8, 1x48 19.4-19.7 / 15.7-15.8,
+/// 1x64 24.5-25.1 / 21.8. Zen 4 and Zen 5, where the figures above come from, are the
+/// machines of this kind for which Halide's host target has AVX512_SapphireRapids, so
+/// that feature is what tells them apart here; other targets, measured or not, take the
+/// Intel limit.
+int64_t fewRowsLimit(const Target &target) {
+  return target.has_feature(Target::AVX512_SapphireRapids) ? 64 : 32;
+}
 
-bool useDotProduct(const MatmulKernel &kernel) {
+bool useDotProduct(const MatmulKernel &kernel, const Target &target) {
   if (!kernel.transposeRhs)
     return false;
   int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
-  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= kFewRowsLimit);
+  bool fewRows = rowDim == 2 || (isStatic(rows) && rows <= fewRowsLimit(target));
   return fewRows;
 }
 
@@ -500,7 +512,7 @@ void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
     schedulePanelProduct(kernel, width, out);
     return;
   }
-  if (useDotProduct(kernel))
+  if (useDotProduct(kernel, target))
     scheduleDotProduct(kernel, width, kernel.output);
   else
     schedulePanelProduct(kernel, width, kernel.output);
@@ -513,5 +525,5 @@ int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
   int64_t panelColumns = (width >= 16 ? 4 : 2) * width;
   if (!isStatic(columns) || columns < 4 * panelColumns)
     return 0;
-  return kFewRowsLimit;
+  return fewRowsLimit(target);
 }

@@ -54,15 +54,16 @@ TEST_F(HalideLower, LinearManyRowsPanelSchedule) {
 
 TEST_F(HalideLower, LinearRowCountChosenAtRunTime) {
   // Rows known only at run time over 262 columns (4 x 64 + 6 in the panel form,
-  // 43 x 6 + 4 in the dot-product form): up to 64 rows, batch times length, take the
+  // 43 x 6 + 4 in the dot-product form): up to the target's limit (64 rows for
+  // avx512_sapphirerapids, 32 for other targets), batch times length, take the
   // dot-product form (its register tile from 4 rows of a sequence, its matrix-vector
-  // order below), more rows the panel. 2 x 32 is the last count of the few-rows form.
+  // order below), more rows the panel. 1 x 32 and 2 x 32 are each limit's last count.
   load({"tensor<?x?x160xf32>", "tensor<262x160xf32>", "tensor<262xf32>"},
        "tensor<?x?x262xf32>",
        "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x?x160xf32>, tensor<262x160xf32>, "
        "tensor<262xf32>) -> tensor<?x?x262xf32>");
   for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{
-           {1, 1}, {8, 3}, {1, 9}, {2, 32}, {1, 65}, {3, 50}, {2, 0}})
+           {1, 1}, {8, 3}, {1, 9}, {1, 32}, {1, 33}, {2, 32}, {1, 65}, {3, 50}, {2, 0}})
     checkRandom({{b, s, 160}, {262, 160}, {262}});
 }
 
