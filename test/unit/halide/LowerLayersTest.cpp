@@ -67,24 +67,6 @@ TEST_F(HalideLower, LinearRowCountChosenAtRunTime) {
     checkRandom({{b, s, 160}, {262, 160}, {262}});
 }
 
-/// The text of the file at `path`, which is then removed.
-std::string takeFile(const std::string &path) {
-  std::ifstream file(path);
-  std::string text((std::istreambuf_iterator<char>(file)),
-                   std::istreambuf_iterator<char>());
-  std::remove(path.c_str());
-  return text;
-}
-
-/// The Halide statement of `harness`'s kernel, as text.
-std::string loweredStmt(KernelHarness &harness) {
-  std::string path = ::testing::TempDir() + "/lowered_kernel.stmt";
-  std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
-                                     harness.kernel.inputs.end());
-  harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
-  return takeFile(path);
-}
-
 TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   // The few-rows form is compiled beside the panel for an encoder's linear only: not
   // for a decode step's batch rows (always the dot-product form), static rows, or

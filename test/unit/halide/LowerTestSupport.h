@@ -16,7 +16,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <limits>
+#include <string>
+#include <vector>
 
 namespace kiln::halide_backend::test {
 
@@ -109,6 +114,24 @@ protected:
   KernelHarness harness;
   unsigned seed = 1;
 };
+
+/// The text of the file at `path`, which is then removed.
+inline std::string takeFile(const std::string &path) {
+  std::ifstream file(path);
+  std::string text((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  std::remove(path.c_str());
+  return text;
+}
+
+/// The Halide statement of `harness`'s kernel, as text.
+inline std::string loweredStmt(KernelHarness &harness) {
+  std::string path = ::testing::TempDir() + "/lowered_kernel.stmt";
+  std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
+                                     harness.kernel.inputs.end());
+  harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
+  return takeFile(path);
+}
 
 } // namespace kiln::halide_backend::test
 
