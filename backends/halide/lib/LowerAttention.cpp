@@ -109,45 +109,28 @@ int64_t roundUp(int64_t x, int64_t multiple) {
   return (x + multiple - 1) / multiple * multiple;
 }
 
-/// The kernel, written for the tiles that `target`'s attention schedule chooses.
-FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &target) {
-  AttentionKernel kernel;
-  RankedTensorType resultType = tensorType(op.result());
-  int rank = resultType.getRank();
-  kernel.extents = extentsOf(resultType);
-  // Only the innermost strides are pinned: q, k and v may be head splits of a packed
-  // projection or cache prefixes, read in place (Plan.cpp), and rows of d contiguous
-  // floats are all the schedules vectorise over.
-  ImageParam q = makeInnerDenseInput(op.query(), "query"),
-             k = makeInnerDenseInput(op.key(), "key"),
-             v = makeInnerDenseInput(op.value(), "value");
-  Extents qExt = extentsOf(tensorType(op.query())),
-          kExt = extentsOf(tensorType(op.key())),
-          vExt = extentsOf(tensorType(op.value()));
-  KernelAlgorithm lowered;
-  lowered.inputs = {q, k, v};
-  kernel.key = k;
-  kernel.value = v;
+/// What every form of the kernel reads: the op, its operands and their sizes.
+struct AttentionOperands {
+  AttentionOp op;
+  ImageParam q, k, v;
+  /// Undefined without a mask.
+  ImageParam mask;
+  Extents qExt, kExt, vExt, mExt;
+  Expr Tq, Tk, D, Dv;
+};
 
-  // Sizes, each taken from a static type where one has it, and the other operands'
-  // dynamic extents tied to it (a caller whose buffers disagree gets Halide's error).
-  Expr Tq = extentOf(q, qExt, 1), Dv = extentOf(v, vExt, 0);
-  Expr Tk = sharedExtent(k, kExt, 1, v, vExt, 1),
-       D = sharedExtent(q, qExt, 0, k, kExt, 0);
-  int64_t staticKeys = isStatic(kExt[1]) ? kExt[1] : vExt[1];
-
-  llvm::Expected<AttentionTiles> chosen =
-      chooseAttentionTiles(target, qExt[1], staticKeys, vExt[0]);
-  if (!chosen) {
-    op.emitError() << llvm::toString(chosen.takeError());
-    return failure();
-  }
-  kernel.tiles = *chosen;
+/// Defines `kernel`'s Funcs for its tiles (kernel.tiles; kernel.batch is set), each
+/// name ending in `suffix`, and returns the output's value at (c, i, batch...).
+Expr defineForm(AttentionKernel &kernel, const AttentionOperands &o,
+                const std::string &suffix) {
+  AttentionOp op = o.op;
+  ImageParam q = o.q, k = o.k, v = o.v;
+  Expr Tq = o.Tq, Tk = o.Tk, D = o.D, Dv = o.Dv;
   const AttentionTiles &tiles = kernel.tiles;
   const int queryTile = tiles.queryTile, keyTile = tiles.keyTile;
-  kernel.valueDim = vExt[0];
-  if (isStatic(vExt[0]))
-    kernel.channels = roundUp(vExt[0] + 2, tiles.width);
+  kernel.valueDim = o.vExt[0];
+  if (isStatic(o.vExt[0]))
+    kernel.channels = roundUp(o.vExt[0] + 2, tiles.width);
   Expr channels = isStatic(kernel.channels)
                       ? Expr(static_cast<int>(kernel.channels))
                       : (Dv + 2 + tiles.width - 1) / tiles.width * tiles.width;
@@ -157,26 +140,24 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
 
   Var c = kernel.c, i = kernel.i, ii = kernel.ii, jj = kernel.jj, t = kernel.t,
       qt = kernel.qt;
-  for (int d = 2; d < rank; ++d)
-    kernel.batch.emplace_back("b" + std::to_string(d));
   std::vector<Expr> batch(kernel.batch.begin(), kernel.batch.end());
-  std::vector<Expr> qBatch = batchIndex(qExt, kernel.batch),
-                    kBatch = batchIndex(kExt, kernel.batch),
-                    vBatch = batchIndex(vExt, kernel.batch);
+  std::vector<Expr> qBatch = batchIndex(o.qExt, kernel.batch),
+                    kBatch = batchIndex(o.kExt, kernel.batch),
+                    vBatch = batchIndex(o.vExt, kernel.batch);
   const Expr negInf = floatBits(kNegInfBits), nan = floatBits(kNaNBits);
 
   // Query row ii of tile qt, and key jj of tile t. Whole tiles are computed: rows past
   // Tq read the last query (and are not stored), keys past Tk are masked below and
   // read the last key.
   Expr row = qt * queryTile + ii, key = t * keyTile + jj;
-  kernel.queries = Func("query_tile");
+  kernel.queries = Func("query_tile" + suffix);
   kernel.queries(join({ii, c, qt}, batch)) =
       q(join({c, Halide::clamp(row, 0, Tq - 1)}, qBatch));
 
   kernel.contraction = RDom(0, D, "d");
   Expr rc = kernel.contraction.x;
   std::vector<Expr> tileArgs = join({ii, jj, t, qt}, batch);
-  kernel.scores = Func("scores");
+  kernel.scores = Func("scores" + suffix);
   kernel.scores(tileArgs) = 0.0f;
   kernel.scores(tileArgs) += kernel.queries(join({ii, rc, qt}, batch)) *
                              k(join({rc, Halide::clamp(key, 0, Tk - 1)}, kBatch));
@@ -184,39 +165,32 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   // The logits, as the unfused graph rounds them: the product, times the scale, plus
   // the mask (strict_float: no FMA contraction, and the mask may be -inf).
   Expr logit = kernel.scores(tileArgs) * op.scale().convertToFloat();
-  if (Value maskValue = op.mask()) {
-    ImageParam mask = makeInput(maskValue, "mask");
-    Extents mExt = extentsOf(tensorType(maskValue));
+  if (o.mask.defined()) {
     // The mask broadcasts to the scores (key, query, batch...) without enlarging them.
-    std::vector<Expr> index, sizes = {Tk, Tq};
-    for (size_t d = 0; d < mExt.size(); ++d) {
-      if (mExt[d] == 1) {
+    std::vector<Expr> index;
+    for (size_t d = 0; d < o.mExt.size(); ++d) {
+      if (o.mExt[d] == 1)
         index.push_back(0);
-        continue;
-      }
-      if (d == 0)
+      else if (d == 0)
         index.push_back(Halide::clamp(key, 0, Tk - 1));
       else if (d == 1)
         index.push_back(Halide::clamp(row, 0, Tq - 1));
       else
         index.push_back(kernel.batch[d - 2]);
-      if (!isStatic(mExt[d]) && d < 2)
-        mask.dim(static_cast<int>(d)).set_extent(sizes[d]);
     }
-    logit = logit + mask(index);
-    lowered.inputs.push_back(mask);
+    logit = logit + o.mask(index);
   }
   logit = Halide::strict_float(logit);
   // Causal: query i sees keys j <= i + (Tk - Tq), the diagonal aligned bottom-right.
   Expr lastKey = op.causal() ? Halide::min(row + (Tk - Tq), Tk - 1) : Tk - 1;
-  Func logits("logits");
+  Func logits("logits" + suffix);
   logits(tileArgs) = Halide::select(key > lastKey, negInf, logit);
 
   kernel.keys = RDom(0, keyTile, "key");
   Expr rj = kernel.keys.x;
   std::vector<Expr> rowArgs = join({ii, t, qt}, batch);
   std::vector<Expr> keyArgs = join({ii, rj, t, qt}, batch);
-  kernel.tileMax = Func("tile_max");
+  kernel.tileMax = Func("tile_max" + suffix);
   kernel.tileMax(rowArgs) = negInf;
   kernel.tileMax(rowArgs) =
       Halide::strict_float(Halide::max(kernel.tileMax(rowArgs), logits(keyArgs)));
@@ -226,14 +200,14 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   Expr tileMax = kernel.tileMax(rowArgs);
   Expr shift = Halide::select(isNegInf(tileMax), 0.0f, tileMax);
   Expr x = logits(tileArgs);
-  kernel.weights = Func("weights");
+  kernel.weights = Func("weights" + suffix);
   kernel.weights(tileArgs) =
       Halide::select(Halide::is_nan(x), nan,
                      Halide::exp(Halide::strict_float(Halide::max(x - shift, -128.0f))));
-  kernel.tileSum = Func("tile_sum");
+  kernel.tileSum = Func("tile_sum" + suffix);
   kernel.tileSum(rowArgs) = 0.0f;
   kernel.tileSum(rowArgs) += kernel.weights(keyArgs);
-  kernel.weighted = Func("weighted");
+  kernel.weighted = Func("weighted" + suffix);
   std::vector<Expr> valueArgs = join({c, ii, t, qt}, batch);
   kernel.weighted(valueArgs) = 0.0f;
   kernel.weighted(valueArgs) +=
@@ -250,7 +224,7 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
     kernel.step.where(kt * keyTile <=
                       Halide::min(qt * queryTile + queryTile - 1, Tq - 1) + (Tk - Tq));
   std::vector<Expr> stateArgs = join({c, ii, qt}, batch);
-  kernel.state = Func("state");
+  kernel.state = Func("state" + suffix);
   kernel.state(stateArgs) = Halide::select(c == maxLane, negInf, 0.0f);
   {
     Expr self = kernel.state(join({ch, ii, qt}, batch));
@@ -282,7 +256,70 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   Expr l = kernel.state(join({sumLane, i % queryTile, i / queryTile}, batch));
   Expr m = kernel.state(join({maxLane, i % queryTile, i / queryTile}, batch));
   Expr maskedRow = floatConstant(op.masked_row_value().convertToFloat());
-  Expr value = Halide::select(Halide::is_nan(l), nan, isNegInf(m), maskedRow, a / l);
+  return Halide::select(Halide::is_nan(l), nan, isNegInf(m), maskedRow, a / l);
+}
+
+/// The kernel, written for the tiles that `target`'s attention schedule chooses, and,
+/// where the target has smaller ones for a run-time query count, for those too.
+FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &target) {
+  AttentionKernel kernel;
+  RankedTensorType resultType = tensorType(op.result());
+  int rank = resultType.getRank();
+  kernel.extents = extentsOf(resultType);
+  AttentionOperands o;
+  o.op = op;
+  // Only the innermost strides are pinned: q, k and v may be head splits of a packed
+  // projection or cache prefixes, read in place (Plan.cpp), and rows of d contiguous
+  // floats are all the schedules vectorise over.
+  o.q = makeInnerDenseInput(op.query(), "query");
+  o.k = makeInnerDenseInput(op.key(), "key");
+  o.v = makeInnerDenseInput(op.value(), "value");
+  o.qExt = extentsOf(tensorType(op.query()));
+  o.kExt = extentsOf(tensorType(op.key()));
+  o.vExt = extentsOf(tensorType(op.value()));
+  ImageParam q = o.q, k = o.k, v = o.v;
+  const Extents &qExt = o.qExt, &kExt = o.kExt, &vExt = o.vExt;
+  KernelAlgorithm lowered;
+  lowered.inputs = {q, k, v};
+  kernel.key = k;
+  kernel.value = v;
+
+  // Sizes, each taken from a static type where one has it, and the other operands'
+  // dynamic extents tied to it (a caller whose buffers disagree gets Halide's error).
+  o.Tq = extentOf(q, qExt, 1);
+  o.Dv = extentOf(v, vExt, 0);
+  o.Tk = sharedExtent(k, kExt, 1, v, vExt, 1);
+  o.D = sharedExtent(q, qExt, 0, k, kExt, 0);
+  Expr Tq = o.Tq, Tk = o.Tk, Dv = o.Dv;
+  int64_t staticKeys = isStatic(kExt[1]) ? kExt[1] : vExt[1];
+  if (Value maskValue = op.mask()) {
+    o.mask = makeInput(maskValue, "mask");
+    o.mExt = extentsOf(tensorType(maskValue));
+    std::vector<Expr> sizes = {Tk, Tq};
+    for (size_t d = 0; d < 2 && d < o.mExt.size(); ++d)
+      if (!isStatic(o.mExt[d]) && o.mExt[d] != 1)
+        o.mask.dim(static_cast<int>(d)).set_extent(sizes[d]);
+    lowered.inputs.push_back(o.mask);
+  }
+
+  llvm::Expected<AttentionTiles> chosen =
+      chooseAttentionTiles(target, qExt[1], staticKeys, vExt[0]);
+  if (!chosen) {
+    op.emitError() << llvm::toString(chosen.takeError());
+    return failure();
+  }
+  kernel.tiles = *chosen;
+  for (int d = 2; d < rank; ++d)
+    kernel.batch.emplace_back("b" + std::to_string(d));
+  Expr value = defineForm(kernel, o, "");
+  if (auto few = chooseFewQueriesTiles(target, qExt[1], staticKeys, vExt[0])) {
+    auto form = std::make_shared<AttentionKernel>(kernel);
+    form->tiles = few->first;
+    Expr fewValue = defineForm(*form, o, "_few_queries");
+    kernel.fewQueries = Tq <= static_cast<int>(few->second);
+    kernel.fewQueriesForm = form;
+    value = Halide::select(kernel.fewQueries, fewValue, value);
+  }
 
   // Empty extents: the output (if anything) is masked_row_value, without a read.
   std::vector<Expr> empty;
@@ -298,13 +335,16 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
         empty.push_back(param.dim(d).extent() == 0);
   for (const Expr &condition : empty)
     kernel.empty = kernel.empty.defined() ? kernel.empty || condition : condition;
+  Expr maskedRow = floatConstant(op.masked_row_value().convertToFloat());
   if (kernel.empty.defined())
     value = Halide::select(kernel.empty, maskedRow, value);
 
-  std::vector<Var> outVars = {c, i};
+  std::vector<Var> outVars = {kernel.c, kernel.i};
   outVars.insert(outVars.end(), kernel.batch.begin(), kernel.batch.end());
   kernel.output = Func("result");
   kernel.output(outVars) = value;
+  if (kernel.fewQueriesForm)
+    kernel.fewQueriesForm->output = kernel.output;
 
   // The result may be a permuted view of the merged heads (Plan.cpp): dense rows only.
   Halide::OutputImageParam out = kernel.output.output_buffer();
@@ -317,14 +357,11 @@ FailureOr<KernelAlgorithm> lowerAttention(AttentionOp op, const Halide::Target &
   sources.operands = {{q, qExt}, {k, kExt}, {v, vExt}};
   for (int d = 2; d < rank; ++d)
     sources.tie(out, d, kernel.extents[d], {d, d, d});
-  if (Value maskValue = op.mask()) {
+  if (o.mask.defined()) {
     // The mask's dynamic batch dimensions have the output's sizes.
-    Extents mExt = extentsOf(tensorType(maskValue));
-    for (size_t d = 2; d < mExt.size(); ++d)
-      if (!isStatic(mExt[d]))
-        lowered.inputs.back()
-            .dim(static_cast<int>(d))
-            .set_extent(out.dim(static_cast<int>(d)).extent());
+    for (size_t d = 2; d < o.mExt.size(); ++d)
+      if (!isStatic(o.mExt[d]))
+        o.mask.dim(static_cast<int>(d)).set_extent(out.dim(static_cast<int>(d)).extent());
   }
 
   lowered.stages = {kernel};

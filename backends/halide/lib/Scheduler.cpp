@@ -58,6 +58,15 @@ kiln::halide_backend::chooseAttentionTiles(const Halide::Target &target, int64_t
   return cpu::chooseAttentionTiles(target, queries, keys, valueDim);
 }
 
+std::optional<std::pair<AttentionTiles, int64_t>>
+kiln::halide_backend::chooseFewQueriesTiles(const Halide::Target &target, int64_t queries,
+                                            int64_t keys, int64_t valueDim) {
+  // The CUDA family's query tiles are already small (SchedulesCudaAttention.cpp).
+  if (target.has_gpu_feature())
+    return std::nullopt;
+  return cpu::chooseFewQueriesTiles(target, queries, keys, valueDim);
+}
+
 int64_t kiln::halide_backend::chooseFewRowsLimit(const Halide::Target &target,
                                                  int64_t columns) {
   // The CUDA family's tiled product serves any row count; only its static decode rows

@@ -18,6 +18,8 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <optional>
+#include <utility>
 #include <variant>
 
 namespace kiln::halide_backend {
@@ -43,6 +45,13 @@ llvm::Error schedule(llvm::ArrayRef<KernelDescription> stages,
 llvm::Expected<AttentionTiles> chooseAttentionTiles(const Halide::Target &target,
                                                     int64_t queries, int64_t keys,
                                                     int64_t valueDim);
+
+/// The smaller tiles of an attention kernel's few-queries form
+/// (AttentionKernel::fewQueriesForm) and the most queries that take it, where
+/// `target`'s family has one for these extents; std::nullopt otherwise.
+std::optional<std::pair<AttentionTiles, int64_t>>
+chooseFewQueriesTiles(const Halide::Target &target, int64_t queries, int64_t keys,
+                      int64_t valueDim);
 
 /// The most rows for which a `transpose_rhs` product of `columns` (static, or
 /// kDynamicExtent) and a run-time row count takes `target`'s few-rows form

@@ -6,7 +6,9 @@
 // tile at a time (the order of its rescalings), and the causal bound that skips key
 // tiles is stated per query tile. So the schedule side picks the tiles first, per
 // target (chooseAttentionTiles in Scheduler.h), the algorithm is written for them, and
-// the schedule then orders the loops.
+// the schedule then orders the loops. A query count known only at run time may get the
+// algorithm twice, for the general tiles and for smaller ones (fewQueriesForm), and the
+// output picks one by the count, as a linear's few-rows form does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,8 @@
 #define KILN_BACKENDS_HALIDE_SCHEDULESATTENTION_H
 
 #include "Schedules.h"
+
+#include <memory>
 
 namespace kiln::halide_backend {
 
@@ -79,6 +83,13 @@ struct AttentionKernel {
   /// When defined: the condition (an empty output or no keys) under which the output is
   /// written without reading anything; a schedule specializes on it.
   Halide::Expr empty;
+  /// For a query count known only at run time, where the target has such tiles
+  /// (chooseFewQueriesTiles in Scheduler.h): the same kernel written for a smaller
+  /// query tile, with Funcs of its own, which the output reads while `fewQueries`
+  /// holds; a schedule specializes on it. Its `output` is this kernel's, and it has no
+  /// form of its own.
+  std::shared_ptr<AttentionKernel> fewQueriesForm;
+  Halide::Expr fewQueries;
 };
 
 } // namespace kiln::halide_backend

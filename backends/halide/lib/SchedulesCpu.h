@@ -13,6 +13,9 @@
 #include "Schedules.h"
 #include "SchedulesAttention.h"
 
+#include <optional>
+#include <utility>
+
 namespace kiln::halide_backend::cpu {
 
 void schedule(const PointwiseKernel &kernel, const Halide::Target &target);
@@ -30,6 +33,12 @@ void schedule(const QuantizedLinearKernel &kernel, const Halide::Target &target)
 /// The attention tiles for a CPU target (see chooseAttentionTiles in Scheduler.h).
 AttentionTiles chooseAttentionTiles(const Halide::Target &target, int64_t queries,
                                     int64_t keys, int64_t valueDim);
+
+/// The few-queries form's tiles and limit for a CPU target (see chooseFewQueriesTiles
+/// in Scheduler.h).
+std::optional<std::pair<AttentionTiles, int64_t>>
+chooseFewQueriesTiles(const Halide::Target &target, int64_t queries, int64_t keys,
+                      int64_t valueDim);
 
 /// The few-rows limit for a CPU target (see chooseFewRowsLimit in Scheduler.h).
 int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);

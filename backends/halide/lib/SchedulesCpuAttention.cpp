@@ -203,14 +203,12 @@ void scheduleDotScores(const AttentionKernel &kernel, const Func &out, Var task,
       .vectorize(kernel.jj, width);
 }
 
-} // namespace
-
-void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
+/// Schedules one form of the kernel: `out` is the output's stage (or the
+/// specialization) that reads it.
+void scheduleForm(const AttentionKernel &kernel, Stage out) {
   const AttentionTiles &tiles = kernel.tiles;
   const int width = tiles.width;
-  Func out = kernel.output, state = kernel.state;
-  if (kernel.empty.defined())
-    out.specialize(kernel.empty);
+  Func state = kernel.state;
 
   // Tasks: one query tile of one batch index (B x H x ceil(Tq / queryTile) of them:
   // 64 at B = 1, H = 8, S = 512), big enough (~1-20 MFLOP) to hide the thread pool.
@@ -235,7 +233,7 @@ void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
   // meaningful channel, which is exact, see LowerAttention.cpp), queries in blocks of
   // valueRows, each block's P.v computed right before the block's update reads it
   // (from registers, not a 16 KB buffer).
-  state.compute_at(out, task).vectorize(kernel.c, width, kRoundUp);
+  state.compute_at(kernel.output, task).vectorize(kernel.c, width, kRoundUp);
   RVar channel = kernel.step.x, keyTile = kernel.step.y;
   RVar co("co"), cv("cv");
   Var rowBlock("row_block"), row("row");
@@ -251,9 +249,9 @@ void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
     update.unroll(co);
 
   if (tiles.dotScores)
-    scheduleDotScores(kernel, out, task, keyTile);
+    scheduleDotScores(kernel, kernel.output, task, keyTile);
   else
-    scheduleScoresAcrossQueries(kernel, out, task, keyTile);
+    scheduleScoresAcrossQueries(kernel, kernel.output, task, keyTile);
 
   // P.v of one block of rows: vectors along the value row x valueRows rows, updated
   // inside the loop over the tile's keys (a broadcast weight per row and the value
@@ -290,4 +288,37 @@ void cpu::schedule(const AttentionKernel &kernel, const Target &target) {
     if (staticValues)
       valueTile.bound_storage(args[0], static_cast<int>(kernel.valueDim));
   }
+}
+
+} // namespace
+
+void cpu::schedule(const AttentionKernel &kernel, const Target &) {
+  Func out = kernel.output;
+  if (kernel.empty.defined())
+    out.specialize(kernel.empty);
+  if (kernel.fewQueriesForm)
+    scheduleForm(*kernel.fewQueriesForm, out.specialize(kernel.fewQueries));
+  scheduleForm(kernel, out);
+}
+
+/// A run-time query count of at most half the general tile (32 with AVX-512) takes
+/// tiles of one vector of queries (16), computed across queries like the general ones:
+/// the general tile computes whole 64-query tiles, so a short sentence's 16 queries
+/// cost what 64 do, and a batch of 8-token sentences, one tile per sentence and head,
+/// 8 times its work. transformer_base encode on a 2-core Cascade Lake VM (Xeon, family
+/// 6 model 85), kiln-run --trace, median us per attention call, general tile only /
+/// with this form, alternated twice: B=1 S=16 122 / 49, B=8 S=8 748-904 / 273-336,
+/// B=1 S=32 109-132 / 70-87, B=1 S=112 (the general tile either way) 429-437 /
+/// 432-435.
+std::optional<std::pair<AttentionTiles, int64_t>>
+cpu::chooseFewQueriesTiles(const Target &target, int64_t queries, int64_t keys,
+                           int64_t valueDim) {
+  if (isStatic(queries))
+    return std::nullopt;
+  const int width = target.natural_vector_size(Float(32));
+  AttentionTiles general = chooseAttentionTiles(target, queries, keys, valueDim);
+  AttentionTiles few = chooseAttentionTiles(target, width, keys, valueDim);
+  if (few.dotScores || few.queryTile >= general.queryTile)
+    return std::nullopt;
+  return std::pair(few, int64_t{general.queryTile / 2});
 }

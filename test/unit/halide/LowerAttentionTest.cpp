@@ -307,6 +307,25 @@ TEST_F(HalideLowerAttention, DecodeStepCausal) {
     checkShapes(3, 4, 1, keys);
 }
 
+TEST_F(HalideLowerAttention, FewQueriesFormForAShortRunTimeQueryCount) {
+  // A query count known only at run time gets a second form with one vector of
+  // queries a tile, which the kernel takes up to half the general tile (32 queries
+  // with AVX-512, 16 with AVX2): a short sequence does not compute a whole 64-query
+  // tile. A static count has the one form its tiles are chosen for.
+  load(kPaddedArgs, "tensor<?x2x?x64xf32>", kPaddedOp);
+  EXPECT_NE(loweredStmt(*harness).find("state_few_queries"), std::string::npos);
+  for (int64_t s : {2, 15, 16, 17, 31, 32, 33, 48}) {
+    HostTensor m = paddingMask({s, std::max<int64_t>(1, s / 3), 0}, s);
+    checkShapes(3, 2, s, s, 64, 64, &m);
+  }
+  load({"tensor<1x2x9x64xf32>", "tensor<1x2x?x64xf32>", "tensor<1x2x?x64xf32>"},
+       "tensor<1x2x9x64xf32>",
+       attentionOp("tensor<1x2x9x64xf32>", "tensor<1x2x?x64xf32>", "tensor<1x2x9x64xf32>",
+                   "scale = 0.125 : f32, causal = true"));
+  EXPECT_EQ(loweredStmt(*harness).find("state_few_queries"), std::string::npos);
+  checkShapes(1, 2, 9, 40);
+}
+
 /// Shared by the rank-3 tests: [B, T, 16], masked_row_value 2.
 const std::vector<std::string> kRank3Args(3, "tensor<?x?x16xf32>");
 const std::string kRank3Op = "kiln.attention %arg0, %arg1, %arg2 {scale = 0.25 : f32, "
