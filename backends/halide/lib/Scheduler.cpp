@@ -61,7 +61,8 @@ kiln::halide_backend::chooseAttentionTiles(const Halide::Target &target, int64_t
 std::optional<std::pair<AttentionTiles, int64_t>>
 kiln::halide_backend::chooseFewQueriesTiles(const Halide::Target &target, int64_t queries,
                                             int64_t keys, int64_t valueDim) {
-  // The CUDA family's query tiles are already small (SchedulesCudaAttention.cpp).
+  // The CUDA family keeps its one form: its query tiles are 32 rows or fewer
+  // (SchedulesCudaAttention.cpp), and no GPU has been lent to measure a second one.
   if (target.has_gpu_feature())
     return std::nullopt;
   return cpu::chooseFewQueriesTiles(target, queries, keys, valueDim);
