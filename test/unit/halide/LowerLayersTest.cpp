@@ -14,8 +14,6 @@
 #include "LowerTestSupport.h"
 
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
