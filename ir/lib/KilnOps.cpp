@@ -77,22 +77,66 @@ LogicalResult kiln::verifyParameter(ParameterOp op) {
   if (!op.source() || op.source()->empty())
     return op.emitOpError() << "parameter '" << op.name() << "' has conversion '"
                             << *conversion << "' but no source tensor";
-  bool typeFits = (*conversion == "bf16" && element.isBF16()) ||
-                  (*conversion == "int8" && element.isInteger(8)) ||
-                  (*conversion == "int8_scale" && element.isF32() && type.getRank() == 1);
-  if (*conversion != "bf16" && *conversion != "int8" && *conversion != "int8_scale")
+  bool panels = *conversion == "panels";
+  bool typeFits =
+      (*conversion == "bf16" && element.isBF16()) ||
+      (*conversion == "int8" && element.isInteger(8)) ||
+      (*conversion == "int8_scale" && element.isF32() && type.getRank() == 1) ||
+      (panels && element.isF32() && type.getRank() == 3 && type.getDimSize(0) >= 1 &&
+       type.getDimSize(2) >= 1);
+  if (*conversion != "bf16" && *conversion != "int8" && *conversion != "int8_scale" &&
+      !panels)
     return op.emitOpError() << "parameter '" << op.name() << "' has unknown conversion '"
-                            << *conversion << "' (expected bf16, int8 or int8_scale)";
+                            << *conversion
+                            << "' (expected bf16, int8, int8_scale or panels)";
   if (!typeFits)
     return op.emitOpError() << "parameter '" << op.name() << "' has conversion '"
                             << *conversion << "' but type " << type;
   if (auto rows = op.rows()) {
     SmallVector<int64_t, 2> range = extractFromI64ArrayAttr(*rows);
-    if (range.size() != 2 || range[0] < 0 || range[1] - range[0] != type.getDimSize(0))
+    bool valid = range.size() == 2 && range[0] >= 0;
+    if (valid && panels) {
+      // The last panel holds 1 to W of the rows.
+      int64_t count = range[1] - range[0], width = type.getDimSize(2);
+      int64_t filled = count > 0 && width > 0 ? (count + width - 1) / width : 0;
+      if (filled != type.getDimSize(0))
+        return op.emitOpError()
+               << "parameter '" << op.name() << "' has rows " << *rows << ": " << count
+               << " rows fill " << filled << " panels of " << width << ", not "
+               << type.getDimSize(0);
+    } else if (valid) {
+      valid = range[1] - range[0] == type.getDimSize(0);
+    }
+    if (!valid)
       return op.emitOpError() << "parameter '" << op.name() << "' has rows " << *rows
                               << ", expected [start, start + " << type.getDimSize(0)
                               << ")";
   }
+  return success();
+}
+
+LogicalResult kiln::verifyUnpackPanels(UnpackPanelsOp op) {
+  auto panels = op.panels().getType().cast<RankedTensorType>();
+  auto result = op.getType().cast<RankedTensorType>();
+  if (panels.getRank() != 3 || !panels.hasStaticShape() || result.getRank() != 2 ||
+      !result.hasStaticShape())
+    return op.emitOpError()
+           << "expected static [P, K, W] panels and an [N, K] result, got " << panels
+           << " -> " << result;
+  if (panels.getElementType() != result.getElementType())
+    return op.emitOpError() << "the result's element type " << result.getElementType()
+                            << " is not the panels' " << panels.getElementType();
+  int64_t count = panels.getDimSize(0), k = panels.getDimSize(1),
+          width = panels.getDimSize(2), rows = result.getDimSize(0);
+  if (result.getDimSize(1) != k)
+    return op.emitOpError() << "the result has " << result.getDimSize(1)
+                            << " columns but the panels " << k;
+  if (width < 1 || rows < 1)
+    return op.emitOpError() << "expected panels at least 1 wide and at least 1 row, got "
+                            << panels << " -> " << result;
+  if ((rows + width - 1) / width != count)
+    return op.emitOpError() << rows << " rows need " << (rows + width - 1) / width
+                            << " panels of " << width << ", got " << count;
   return success();
 }
 

@@ -1196,7 +1196,7 @@ func @conversion_of_the_wrong_type() -> tensor<4x4xf32> {
 // -----
 
 func @unknown_conversion() -> tensor<4xf32> {
-  // expected-error @+1 {{'kiln.parameter' op parameter 'w' has unknown conversion 'int4' (expected bf16, int8 or int8_scale)}}
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w' has unknown conversion 'int4' (expected bf16, int8, int8_scale or panels)}}
   %w = kiln.parameter "w" {source = "v", conversion = "int4"} : tensor<4xf32>
   kiln.return %w : tensor<4xf32>
 }
@@ -1207,6 +1207,49 @@ func @rows_that_do_not_fit_the_type() -> tensor<4x8xbf16> {
   // expected-error @+1 {{'kiln.parameter' op parameter 'w[2:5]' has rows [2, 5], expected [start, start + 4)}}
   %w = kiln.parameter "w[2:5]" {source = "w", conversion = "bf16", rows = [2, 5]} : tensor<4x8xbf16>
   kiln.return %w : tensor<4x8xbf16>
+}
+
+// -----
+
+func @panels_of_rank_2() -> tensor<4x8xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w.panels' has conversion 'panels' but type 'tensor<4x8xf32>'}}
+  %w = kiln.parameter "w.panels" {source = "w", conversion = "panels"} : tensor<4x8xf32>
+  kiln.return %w : tensor<4x8xf32>
+}
+
+// -----
+
+func @panels_that_do_not_hold_their_rows() -> tensor<3x8x4xf32> {
+  // expected-error @+1 {{'kiln.parameter' op parameter 'w[2:6].panels' has rows [2, 6]: 4 rows fill 1 panels of 4, not 3}}
+  %w = kiln.parameter "w[2:6].panels" {source = "w", conversion = "panels", rows = [2, 6]} : tensor<3x8x4xf32>
+  kiln.return %w : tensor<3x8x4xf32>
+}
+
+// -----
+
+func @unpack_panels_row_count() -> tensor<9x8xf32> {
+  %p = kiln.parameter "w.panels" {source = "w", conversion = "panels"} : tensor<2x8x4xf32>
+  // expected-error @+1 {{'kiln.unpack_panels' op 9 rows need 3 panels of 4, got 2}}
+  %w = kiln.unpack_panels %p : (tensor<2x8x4xf32>) -> tensor<9x8xf32>
+  kiln.return %w : tensor<9x8xf32>
+}
+
+// -----
+
+func @unpack_panels_columns() -> tensor<7x6xf32> {
+  %p = kiln.parameter "w.panels" {source = "w", conversion = "panels"} : tensor<2x8x4xf32>
+  // expected-error @+1 {{'kiln.unpack_panels' op the result has 6 columns but the panels 8}}
+  %w = kiln.unpack_panels %p : (tensor<2x8x4xf32>) -> tensor<7x6xf32>
+  kiln.return %w : tensor<7x6xf32>
+}
+
+// -----
+
+func @unpack_panels_rank() -> tensor<8x4xf32> {
+  %p = kiln.parameter "w" : tensor<8x4xf32>
+  // expected-error @+1 {{'kiln.unpack_panels' op expected static [P, K, W] panels and an [N, K] result, got 'tensor<8x4xf32>' -> 'tensor<8x4xf32>'}}
+  %w = kiln.unpack_panels %p : (tensor<8x4xf32>) -> tensor<8x4xf32>
+  kiln.return %w : tensor<8x4xf32>
 }
 
 // -----

@@ -136,6 +136,17 @@ func @embeddings_positions_and_masks(
   kiln.return %e : tensor<?x?x16xf32>
 }
 
+// CHECK-LABEL: func @weight_panels
+// CHECK: %[[P:.+]] = kiln.parameter "w[2:9].panels" {conversion = "panels", rows = [2, 9], source = "w"} : tensor<2x8x4xf32>
+// CHECK: %[[W:.+]] = kiln.unpack_panels %[[P]] : (tensor<2x8x4xf32>) -> tensor<7x8xf32>
+// CHECK: kiln.linear %{{.+}}, %[[W]], %{{.+}}
+func @weight_panels(%x: tensor<?x8xf32>, %b: tensor<7xf32>) -> tensor<?x7xf32> {
+  %p = kiln.parameter "w[2:9].panels" {source = "w", conversion = "panels", rows = [2, 9]} : tensor<2x8x4xf32>
+  %w = kiln.unpack_panels %p : (tensor<2x8x4xf32>) -> tensor<7x8xf32>
+  %y = kiln.linear %x, %w, %b : (tensor<?x8xf32>, tensor<7x8xf32>, tensor<7xf32>) -> tensor<?x7xf32>
+  kiln.return %y : tensor<?x7xf32>
+}
+
 // CHECK-LABEL: func @reduced_precision_weights
 // CHECK: %[[WB:.+]] = kiln.parameter "w.bf16" {conversion = "bf16", source = "w"} : tensor<16x8xbf16>
 // CHECK: %[[WQ:.+]] = kiln.parameter "v[4:20]" {conversion = "int8", rows = [4, 20], source = "v"} : tensor<16x8xi8>

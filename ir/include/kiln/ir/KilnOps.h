@@ -21,11 +21,13 @@ class KvAppendOp;
 class StateAllocOp;
 class StateReadOp;
 class StateWriteOp;
+class UnpackPanelsOp;
 class WhereOp;
 /// Checks an op's declared result type against its symbolic shape rule.
 mlir::LogicalResult verifySymbolicShape(mlir::Operation *op);
 mlir::LogicalResult verifyParameter(ParameterOp op);
 mlir::LogicalResult verifyReturn(ReturnOp op);
+mlir::LogicalResult verifyUnpackPanels(UnpackPanelsOp op);
 mlir::LogicalResult verifyWhere(WhereOp op);
 /// A body whose arguments have the operands' types and that yields the result's type.
 mlir::LogicalResult verifyFusion(FusionOp op);

@@ -43,7 +43,9 @@ def Kiln_ParameterOp : Kiln_Op<"parameter", [NoSideEffect]> {
     nearest bf16, "int8" quantizes each row symmetrically to [-127, 127], "int8_scale"
     is those rows' scales, max|row| / 127) and, when it covers only some rows of the
     source, which (`rows`, [start, end)). The runtime converts at load time, or maps a
-    pre-converted tensor stored under the parameter's own name.
+    pre-converted tensor stored under the parameter's own name. "panels" lays the
+    source's rows out for `kiln.unpack_panels`: f32 `[P, K, W]`, rows past the source's
+    zero.
 
     ```mlir
     %q = kiln.parameter "decoder.layers.0.linear1.weight"
@@ -62,6 +64,27 @@ def Kiln_ParameterOp : Kiln_Op<"parameter", [NoSideEffect]> {
   ];
   let assemblyFormat = "$name attr-dict `:` type($result)";
   let verifier = [{ return ::kiln::verifyParameter(*this); }];
+}
+
+def Kiln_UnpackPanelsOp : Kiln_Op<"unpack_panels", [NoSideEffect]> {
+  let summary = "a weight matrix read from its column panels";
+  let description = [{
+    `result[n][k] = panels[n / W][k][n % W]` for the `[N, K]` result of `[P, K, W]`
+    panels, (P - 1) * W < N <= P * W. The Halide backend stores the f32 weights of its
+    CPU matrix products this way (a `kiln.parameter` with conversion "panels"), so that
+    each panel of W output columns is one contiguous stream; it never materializes the
+    result, whose readers take it as an index map of the panels.
+
+    ```mlir
+    %p = kiln.parameter "l.weight.panels" {source = "l.weight", conversion = "panels"}
+        : tensor<32x512x64xf32>
+    %w = kiln.unpack_panels %p : (tensor<32x512x64xf32>) -> tensor<2000x512xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_ParameterTensor:$panels);
+  let results = (outs Kiln_ParameterTensor:$result);
+  let assemblyFormat = "$panels attr-dict `:` functional-type(operands, results)";
+  let verifier = [{ return ::kiln::verifyUnpackPanels(*this); }];
 }
 
 def Kiln_ReturnOp : Kiln_Op<"return", [NoSideEffect, Terminator,
