@@ -105,6 +105,22 @@ llvm::Expected<HostTensor> kiln::reference::slice(const HostTensor &input, int64
   return gather(input, outShape, source);
 }
 
+llvm::Expected<HostTensor> kiln::reference::unpackPanels(const HostTensor &panels,
+                                                         int64_t rows) {
+  if (panels.shape.size() != 3)
+    return makeError("unpack_panels: expected [P, K, W] panels, got " +
+                     shapeToString(panels.shape));
+  int64_t count = panels.shape[0], k = panels.shape[1], width = panels.shape[2];
+  if (rows < 1 || width < 1 || (rows + width - 1) / width != count)
+    return makeError("unpack_panels: " + std::to_string(rows) + " rows do not fit " +
+                     shapeToString(panels.shape));
+  std::vector<int64_t> source;
+  for (int64_t n = 0; n < rows; ++n)
+    for (int64_t j = 0; j < k; ++j)
+      source.push_back(((n / width) * k + j) * width + n % width);
+  return gather(panels, {rows, k}, source);
+}
+
 llvm::Expected<HostTensor>
 kiln::reference::concat(llvm::ArrayRef<const HostTensor *> inputs, int64_t axis) {
   if (inputs.empty())

@@ -143,6 +143,9 @@ static llvm::Expected<HostTensor> evaluateOp(Operation *op,
         return slice(*args[0], static_cast<int64_t>(s.axis()),
                      static_cast<int64_t>(s.start()), static_cast<int64_t>(s.end()));
       })
+      .Case<UnpackPanelsOp>([&](UnpackPanelsOp u) -> Result {
+        return unpackPanels(*args[0], u.getType().cast<RankedTensorType>().getDimSize(0));
+      })
       .Case<ConcatOp>([&](ConcatOp c) -> Result {
         return concat(args, static_cast<int64_t>(c.axis()));
       })
@@ -269,8 +272,10 @@ llvm::Error Evaluation::bindParameter(ParameterOp op) {
     end = range[1];
   }
   what += " (" + op.conversion()->str() + " of '" + op.source()->str() + "')";
-  llvm::Expected<HostTensor> converted =
-      convertWeight(source->second, *op.conversion(), start, end);
+  llvm::Expected<HostTensor> converted = convertWeight(
+      source->second, *op.conversion(), start, end,
+      *op.conversion() == "panels" ? op.getType().cast<RankedTensorType>().getDimSize(2)
+                                   : 0);
   if (!converted)
     return makeError(what + ": " + llvm::toString(converted.takeError()));
   if (llvm::Error e = checkAgainstType(*converted, op.getType(), what))

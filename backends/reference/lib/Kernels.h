@@ -129,10 +129,12 @@ float roundToBf16(float x);
 bool isBf16Value(float x);
 /// Rows [start, end) of the f32 `source` (rows: its first dimension) converted as a
 /// kiln.parameter's `conversion` says: "bf16" (f32 data), "int8" (i32 data, each row
-/// quantized symmetrically to [-127, 127]) or "int8_scale" (those rows' max|row| / 127).
+/// quantized symmetrically to [-127, 127]), "int8_scale" (those rows' max|row| / 127)
+/// or "panels" (a rank-2 source's rows as [P, K, panelWidth] column panels, the last
+/// one's missing rows zero; see kiln.unpack_panels).
 llvm::Expected<HostTensor> convertWeight(const HostTensor &source,
                                          llvm::StringRef conversion, int64_t start,
-                                         int64_t end);
+                                         int64_t end, int64_t panelWidth = 0);
 
 // Normalization.cpp
 llvm::Expected<HostTensor> softmax(const HostTensor &input, int64_t axis);
@@ -160,6 +162,9 @@ llvm::Expected<HostTensor> slice(const HostTensor &input, int64_t axis, int64_t 
                                  int64_t end);
 llvm::Expected<HostTensor> concat(llvm::ArrayRef<const HostTensor *> inputs,
                                   int64_t axis);
+/// The first `rows` rows of the matrix that [P, K, W] `panels` holds
+/// (kiln.unpack_panels).
+llvm::Expected<HostTensor> unpackPanels(const HostTensor &panels, int64_t rows);
 
 // Embedding.cpp: token and position inputs of the model, and its masks.
 /// An id outside the table is an error naming `tableName`, the row count and the id.

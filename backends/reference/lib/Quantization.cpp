@@ -52,7 +52,8 @@ bool kiln::reference::isBf16Value(float x) {
 
 llvm::Expected<HostTensor> kiln::reference::convertWeight(const HostTensor &source,
                                                           llvm::StringRef conversion,
-                                                          int64_t start, int64_t end) {
+                                                          int64_t start, int64_t end,
+                                                          int64_t panelWidth) {
   if (source.isInt || source.isI64 || source.shape.empty())
     return makeError("the source must be an f32 tensor of rank >= 1, got " +
                      std::string(source.isInt   ? "i32"
@@ -72,9 +73,21 @@ llvm::Expected<HostTensor> kiln::reference::convertWeight(const HostTensor &sour
     llvm::transform(data, out.f32.begin(), roundToBf16);
     return out;
   }
+  if (conversion == "panels") {
+    if (shape.size() != 2 || panelWidth < 1)
+      return makeError("panels of width " + std::to_string(panelWidth) +
+                       " need a rank-2 source, got " + shapeToString(source.shape));
+    int64_t count = shape[0], panels = (count + panelWidth - 1) / panelWidth;
+    HostTensor out = HostTensor::floats({panels, width, panelWidth});
+    for (int64_t r = 0; r < count; ++r)
+      for (int64_t k = 0; k < width; ++k)
+        out.f32[((r / panelWidth) * width + k) * panelWidth + r % panelWidth] =
+            data[r * width + k];
+    return out;
+  }
   if (conversion != "int8" && conversion != "int8_scale")
     return makeError("unknown conversion '" + conversion +
-                     "' (expected bf16, int8 or int8_scale)");
+                     "' (expected bf16, int8, int8_scale or panels)");
   HostTensor values = HostTensor::ints(shape);
   HostTensor scales = HostTensor::floats({end - start});
   for (int64_t r = 0; r < end - start; ++r)
