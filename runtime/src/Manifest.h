@@ -154,6 +154,11 @@ struct Manifest {
 // one to one.
 int scalePartner(const std::vector<TensorDesc> &params, size_t i);
 
+// Whether `rows` rows of a source make exactly the [P, K, W] panels parameter `p`'s P
+// panels of W rows, the last one perhaps in part; no rows make no parameter, as
+// kiln.parameter's verifier says.
+bool panelsFit(const TensorDesc &p, int64_t rows);
+
 // Parses and validates a manifest. Throws Error: INCOMPATIBLE for another abi_version,
 // INVALID_MODEL (message "invalid manifest: <json path>: <problem>") otherwise.
 std::unique_ptr<Manifest> parseManifest(std::string_view json);

@@ -15,15 +15,33 @@
 namespace kiln::rt {
 namespace {
 
-/// "rows": [start, end) of the source, as many as the parameter's dimension 0.
+/// Panels of `width` rows that `rows` rows fill, the last one perhaps in part.
+int64_t panelCount(int64_t rows, int64_t width) {
+  return rows / width + (rows % width != 0); // no rows + width - 1: it could overflow
+}
+
+/// "rows": [start, end) of the source: as many as the parameter's dimension 0, or for
+/// panels as many as its panels hold.
 std::pair<int64_t, int64_t> getRows(const Json &object, const TensorDesc &p,
-                                    const std::string &path) {
+                                    Conversion conversion, const std::string &path) {
   const Json &rows = member(object, key::kRows, path);
   std::string rpath = at(path, key::kRows);
   if (!rows.isArray() || rows.items().size() != 2 || !rows.items()[0].isInteger() ||
       !rows.items()[1].isInteger())
     invalid(rpath, "expected [start, end] (integers)");
   int64_t start = rows.items()[0].asInt(), end = rows.items()[1].asInt();
+  if (conversion == Conversion::Panels) {
+    if (start < 0 || end <= start)
+      invalid(rpath, cat("rows [", start, ", ", end, ") of parameter '", p.name,
+                         "': expected 0 <= start < end"));
+    int64_t filled = panelCount(end - start, p.staticShape[2]);
+    if (!panelsFit(p, end - start))
+      invalid(rpath, cat("rows [", start, ", ", end, ") of parameter '", p.name,
+                         "' do not fit its shape ", p.describe(), ": ", end - start,
+                         " rows fill ", filled, filled == 1 ? " panel" : " panels",
+                         " of ", p.staticShape[2], " rows, not ", p.staticShape[0]));
+    return {start, end};
+  }
   if (p.staticShape.empty() || start < 0 || end - start != p.staticShape[0])
     invalid(rpath, cat("rows [", start, ", ", end, ") of parameter '", p.name,
                        "' do not fit its shape ", p.describe(),
@@ -40,13 +58,17 @@ bool conversionFits(Conversion conversion, const TensorDesc &p) {
     return p.dtype == KILN_DTYPE_I8 && !p.staticShape.empty();
   case Conversion::Int8Scale:
     return p.dtype == KILN_DTYPE_F32 && p.staticShape.size() == 1;
+  case Conversion::Panels:
+    return p.dtype == KILN_DTYPE_F32 && p.staticShape.size() == 3 &&
+           p.staticShape[0] >= 1 && p.staticShape[2] >= 1;
   }
   return false;
 }
 
 /// What each conversion produces, by Conversion, for the message when `p` is not that.
-constexpr const char *kConversionResult[] = {"bf16 of any shape", "i8 of rank 1 or more",
-                                             "f32 of rank 1"};
+constexpr const char *kConversionResult[] = {
+    "bf16 of any shape", "i8 of rank 1 or more", "f32 of rank 1",
+    "f32 of rank 3, [panels, K, width] with panels and width >= 1"};
 
 /// A converted parameter's "source", "conversion" and "rows".
 ParameterSource getSource(const Json &object, const TensorDesc &p,
@@ -67,8 +89,13 @@ ParameterSource getSource(const Json &object, const TensorDesc &p,
                 p.describe(), "; conversion \"", name, "\" makes ",
                 kConversionResult[size_t(s.conversion)]));
   if (object.find(key::kRows))
-    s.rows = getRows(object, p, path);
+    s.rows = getRows(object, p, s.conversion, path);
   return s;
+}
+
+/// The conversions made and stored in pairs: an int8 weight and its scales.
+bool isInt8Pair(Conversion conversion) {
+  return conversion == Conversion::Int8 || conversion == Conversion::Int8Scale;
 }
 
 /// Plain parameters are stored as the model reads them: f32, i32 or i64.
@@ -90,7 +117,7 @@ void checkPlain(const Json &object, const TensorDesc &p, const std::string &path
 void checkScalesPaired(const std::vector<TensorDesc> &params) {
   for (size_t i = 0; i < params.size(); ++i) {
     const auto &s = params[i].source;
-    if (!s || s->conversion == Conversion::BF16)
+    if (!s || !isInt8Pair(s->conversion))
       continue;
     int partner = scalePartner(params, i);
     if (partner >= 0 && scalePartner(params, size_t(partner)) == int(i))
@@ -109,9 +136,13 @@ void checkScalesPaired(const std::vector<TensorDesc> &params) {
 
 } // namespace
 
+bool panelsFit(const TensorDesc &p, int64_t rows) {
+  return rows >= 1 && panelCount(rows, p.staticShape[2]) == p.staticShape[0];
+}
+
 int scalePartner(const std::vector<TensorDesc> &params, size_t i) {
   const auto &s = params[i].source;
-  if (!s || s->conversion == Conversion::BF16)
+  if (!s || !isInt8Pair(s->conversion))
     return -1;
   Conversion other =
       s->conversion == Conversion::Int8 ? Conversion::Int8Scale : Conversion::Int8;

@@ -7,8 +7,10 @@
 
 #include "WeightConversion.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace kiln::rt {
 namespace {
@@ -95,6 +97,26 @@ float quantizeRow(const float *row, size_t count, int8_t *q) {
     q[i] = int8_t(v > 127.0f ? 127.0f : v < -127.0f ? -127.0f : v);
   }
   return amax / 127.0f;
+}
+
+void packPanels(const void *src, kiln_dtype dtype, int64_t rows, int64_t k, int64_t width,
+                int64_t panels, float *dst) {
+  const auto *bytes = static_cast<const uint8_t *>(src);
+  const size_t rowBytes = size_t(k) * kiln_dtype_size(dtype);
+  // Row by row, reading each once in order and widening it whole; the writes stride by
+  // `width` instead, within one panel's [k][width] block.
+  std::vector<float> row(static_cast<size_t>(k));
+  for (int64_t p = 0; p < panels; ++p) {
+    float *panel = dst + p * k * width;
+    const int64_t filled = std::clamp(rows - p * width, int64_t(0), width);
+    for (int64_t w = 0; w < filled; ++w) {
+      widenToF32(bytes + size_t(p * width + w) * rowBytes, dtype, size_t(k), row.data());
+      for (int64_t c = 0; c < k; ++c)
+        panel[c * width + w] = row[size_t(c)];
+    }
+    for (int64_t c = 0; filled < width && c < k; ++c)
+      std::fill(panel + c * width + filled, panel + (c + 1) * width, 0.0f);
+  }
 }
 
 } // namespace kiln::rt

@@ -2,8 +2,9 @@
 //
 // The element conversions behind loading a checkpoint into a reduced-precision model
 // (docs/precision.md): f16 and bf16 widen to f32 exactly, f32 rounds to bf16 to nearest
-// even, and rows of f32 quantize to int8 with one scale each, bit for bit as
-// kiln.quantized_linear's reference defines them.
+// even, rows of f32 quantize to int8 with one scale each, bit for bit as
+// kiln.quantized_linear's reference defines them, and a matrix is re-laid out as the
+// column panels that the CPU matrix products read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +34,13 @@ void widenToF32(const void *src, kiln_dtype dtype, size_t count, float *dst);
 /// amax / 127, or NaN (q unspecified) when the row holds a NaN or an infinity. Each f32
 /// operation rounds as written.
 float quantizeRow(const float *row, size_t count, int8_t *q);
+
+/// Lays out the row-major [rows, k] matrix `src` (F32, F16 or BF16, widened exactly) as
+/// `panels` column panels of `width` rows: dst[p][c][w] = src[p * width + w][c], and 0
+/// past the last row, since the kernels multiply the whole last panel. `panels` must be
+/// ceil(rows / width); dst holds panels * k * width floats. `src` needs no alignment.
+void packPanels(const void *src, kiln_dtype dtype, int64_t rows, int64_t k, int64_t width,
+                int64_t panels, float *dst);
 
 } // namespace kiln::rt
 

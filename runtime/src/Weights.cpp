@@ -124,6 +124,18 @@ void Weights::convert(const Manifest &manifest, const SafetensorsTensor &source,
     }
     case Conversion::Int8Scale: // made with its int8 weight, above
       break;
+    case Conversion::Panels: {
+      // [P, K, W] from the rows (checked by the plan: P panels of W hold them all).
+      const auto &rowRange = p.source->rows;
+      const int64_t count =
+          rowRange ? rowRange->second - rowRange->first : source.shape[0];
+      const std::vector<int64_t> &shape = p.staticShape;
+      Block out = allocate(byteCount(p));
+      packPanels(from, KILN_DTYPE_F32, count, shape[1], shape[2], shape[0],
+                 static_cast<float *>(out.get()));
+      own(i, std::move(out));
+      break;
+    }
     }
   }
 }

@@ -34,8 +34,19 @@ std::string describe(const TensorDesc &p) {
              ")");
 }
 
-/// The shape a source of `p` must have: "[2, 5]", or "[R, 5] with R >= 2" for rows.
+bool isPanels(const TensorDesc &p) {
+  return p.source && p.source->conversion == Conversion::Panels;
+}
+
+/// The shape a source of `p` must have: "[2, 5]", or "[R, 5] with R >= 2" for rows; a
+/// [P, K, W] panels parameter's is [R, K], its R rows filling P panels of W.
 std::string sourceShape(const TensorDesc &p) {
+  if (isPanels(p)) {
+    const std::vector<int64_t> &s = p.staticShape;
+    return cat("[R, ", s[1], "] with ",
+               p.source->rows ? cat("R >= ", p.source->rows->second)
+                              : cat("ceil(R / ", s[2], ") = ", s[0]));
+  }
   if (!p.source || !p.source->rows)
     return formatShape(p.staticShape);
   std::string dims = "[R";
@@ -45,6 +56,10 @@ std::string sourceShape(const TensorDesc &p) {
 }
 
 bool sourceShapeFits(const TensorDesc &p, const SafetensorsTensor &t) {
+  if (isPanels(p))
+    return t.shape.size() == 2 && t.shape[1] == p.staticShape[1] &&
+           (p.source->rows ? t.shape[0] >= p.source->rows->second
+                           : panelsFit(p, t.shape[0]));
   if (!p.source || !p.source->rows)
     return t.shape == p.staticShape;
   return t.shape.size() == p.staticShape.size() && t.shape[0] >= p.source->rows->second &&
@@ -82,7 +97,11 @@ std::string sourceProblem(const TensorDesc &p, const SafetensorsTensor *t) {
                kConvertible, " ", sourceShape(p), " to convert from, or ",
                name == p.name ? std::string() : cat("tensor '", p.name, "' "),
                "stored as ", st(p.dtype), " ", formatShape(p.staticShape));
-  if (name == p.name && parseSafetensorsDType(t->dtype) == p.dtype)
+  // Under the parameter's own name, its dtype says that the tensor is the parameter
+  // stored, with the wrong shape; except for panels, f32 as their sources are, where a
+  // rank-2 tensor is the source.
+  if (name == p.name && parseSafetensorsDType(t->dtype) == p.dtype &&
+      (!isPanels(p) || t->shape.size() == p.staticShape.size()))
     return cat("tensor '", name, "' has shape ", formatShape(t->shape), ", expected ",
                formatShape(p.staticShape));
   if (!isConvertible(t->dtype))

@@ -202,7 +202,7 @@ KILN_API const char *kiln_model_weight_precision(const kiln_model *model);
  * kiln_weights_open). Strings are valid while the model lives. */
 typedef struct kiln_parameter_source {
   const char *tensor;     /* the checkpoint tensor: the parameter's own name if plain */
-  const char *conversion; /* "" (plain), "bf16", "int8" or "int8_scale" */
+  const char *conversion; /* "" (plain), "bf16", "int8", "int8_scale" or "panels" */
   int32_t has_rows;       /* nonzero: only rows [row_begin, row_end) of the tensor */
   int64_t row_begin, row_end;
 } kiln_parameter_source;

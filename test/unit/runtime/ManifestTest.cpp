@@ -671,8 +671,8 @@ TEST(Manifest, RejectsConversionsTheVerifierRejects) {
        "parameters[1].source: parameter 'q' has \"source\" but no \"conversion\""},
       {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "source": "w",
            "conversion": "fp8"})",
-       "parameters[1].conversion: unknown conversion \"fp8\" (expected bf16, int8 or "
-       "int8_scale)"},
+       "parameters[1].conversion: unknown conversion \"fp8\" (expected bf16, int8, "
+       "int8_scale or panels)"},
       {R"({"name": "q", "dtype": "bf16", "shape": [8, 8], "conversion": "bf16"})",
        "parameters[1]: parameter 'q' has conversion \"bf16\" but no \"source\" tensor"},
       {R"({"name": "q", "dtype": "f32", "shape": [8, 8], "source": "w",
@@ -687,6 +687,68 @@ TEST(Manifest, RejectsConversionsTheVerifierRejects) {
            "conversion": "int8"})",
        "parameters[1]: parameter 'q' (int8 of 'w') needs exactly one int8_scale "
        "parameter of the same source rows, found none"}};
+  for (const auto &[parameter, message] : cases)
+    expectInvalid(replaced(kGood, w, w + ", " + parameter), message);
+}
+
+// Panels: [P, K, W] f32 from a [R, K] source, (P - 1) * W < R <= P * W. Neither needs
+// nor takes an int8_scale partner.
+TEST(Manifest, PanelsParametersParse) {
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
+  auto m = parseManifest(replaced(
+      kGood, w,
+      w + R"(, {"name": "w.panels", "dtype": "f32", "shape": [2, 8, 4], "source": "w",
+                "conversion": "panels"},
+               {"name": "w[1:6].panels", "dtype": "f32", "shape": [2, 8, 4],
+                "source": "w", "conversion": "panels", "rows": [1, 6]},
+               {"name": "w[0:1].panels", "dtype": "f32", "shape": [1, 8, 64],
+                "source": "w", "conversion": "panels", "rows": [0, 1]})"));
+  ASSERT_EQ(m->parameters.size(), 4u);
+  const ParameterSource &all = *m->parameters[1].source;
+  EXPECT_EQ(all.conversion, Conversion::Panels);
+  EXPECT_EQ(all.tensor, "w");
+  EXPECT_FALSE(all.rows);
+  EXPECT_EQ(m->parameters[2].source->rows, std::make_pair(int64_t(1), int64_t(6)));
+  for (size_t i = 1; i < 4; ++i)
+    EXPECT_EQ(scalePartner(m->parameters, i), -1) << i;
+  EXPECT_STREQ(kiln::abi::conversionName(Conversion::Panels), "panels");
+}
+
+TEST(Manifest, RejectsPanelsThatCannotHoldTheirRows) {
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
+  const std::string makes = "; conversion \"panels\" makes f32 of rank 3, [panels, K, "
+                            "width] with panels and width >= 1";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"name": "q", "dtype": "bf16", "shape": [2, 8, 4], "source": "w",
+           "conversion": "panels"})",
+       "parameters[1].dtype: parameter 'q' is bf16 [2, 8, 4]" + makes},
+      {R"({"name": "q", "dtype": "f32", "shape": [8, 8], "source": "w",
+           "conversion": "panels"})",
+       "parameters[1].dtype: parameter 'q' is f32 [8, 8]" + makes},
+      {R"({"name": "q", "dtype": "f32", "shape": [2, 8, 0], "source": "w",
+           "conversion": "panels"})",
+       "parameters[1].dtype: parameter 'q' is f32 [2, 8, 0]" + makes},
+      // 3 rows need one panel of 4, 9 rows three.
+      {R"({"name": "q", "dtype": "f32", "shape": [2, 8, 4], "source": "w",
+           "conversion": "panels", "rows": [0, 3]})",
+       "parameters[1].rows: rows [0, 3) of parameter 'q' do not fit its shape [2, 8, 4]: "
+       "3 rows fill 1 panel of 4 rows, not 2"},
+      {R"({"name": "q", "dtype": "f32", "shape": [2, 8, 4], "source": "w",
+           "conversion": "panels", "rows": [0, 9]})",
+       "parameters[1].rows: rows [0, 9) of parameter 'q' do not fit its shape [2, 8, 4]: "
+       "9 rows fill 3 panels of 4 rows, not 2"},
+      {R"({"name": "q", "dtype": "f32", "shape": [0, 8, 4], "source": "w",
+           "conversion": "panels"})",
+       "parameters[1].dtype: parameter 'q' is f32 [0, 8, 4]" + makes},
+      {R"({"name": "q", "dtype": "f32", "shape": [1, 8, 4], "source": "w",
+           "conversion": "panels", "rows": [2, 2]})",
+       "parameters[1].rows: rows [2, 2) of parameter 'q': expected 0 <= start < end"},
+      {R"({"name": "q", "dtype": "f32", "shape": [2, 8, 4], "source": "w",
+           "conversion": "panels", "rows": [-1, 6]})",
+       "parameters[1].rows: rows [-1, 6) of parameter 'q': expected 0 <= start < end"},
+      {R"({"name": "q", "dtype": "f32", "shape": [2, 8, 4], "conversion": "panels"})",
+       "parameters[1]: parameter 'q' has conversion \"panels\" but no \"source\" "
+       "tensor"}};
   for (const auto &[parameter, message] : cases)
     expectInvalid(replaced(kGood, w, w + ", " + parameter), message);
 }

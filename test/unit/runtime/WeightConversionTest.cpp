@@ -1,12 +1,14 @@
 // WeightConversionTest.cpp - the element conversions of load-time weight conversion
 // against values worked out by hand: bf16 rounding ties, NaN and infinities, f16
-// subnormals, int8 rows (zero, ties, amax at exactly +-127, non-finite).
+// subnormals, int8 rows (zero, ties, amax at exactly +-127, non-finite), and panels
+// (every element, the last panel's zero padding included).
 #include "WeightConversion.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <vector>
 
 using namespace kiln::rt;
@@ -18,6 +20,35 @@ float fromBits(uint32_t bits) {
   std::memcpy(&f, &bits, 4);
   return f;
 }
+
+/// Packs `source` ([rows, k] f32) into panels of `width` over a NaN-filled buffer, so
+/// that an element it does not write shows, and checks each against the definition.
+void expectPanels(const std::vector<float> &source, const void *bytes, kiln_dtype dtype,
+                  int64_t rows, int64_t k, int64_t width) {
+  const int64_t panels = (rows + width - 1) / width;
+  std::vector<float> dst(size_t(panels * k * width), NAN);
+  packPanels(bytes, dtype, rows, k, width, panels, dst.data());
+  for (int64_t p = 0; p < panels; ++p)
+    for (int64_t c = 0; c < k; ++c)
+      for (int64_t w = 0; w < width; ++w) {
+        int64_t r = p * width + w;
+        float got = dst[size_t((p * k + c) * width + w)];
+        float want = r < rows ? source[size_t(r * k + c)] : 0.0f;
+        ASSERT_EQ(got, want) << kiln_dtype_name(dtype) << " " << rows << "x" << k
+                             << " width " << width << " at [" << p << "][" << c << "]["
+                             << w << "]";
+        if (r >= rows) { // +0, not -0
+          ASSERT_FALSE(std::signbit(got));
+        }
+      }
+}
+
+struct PanelCase {
+  int64_t rows, k, width;
+};
+// A partial last panel, fewer rows than one panel, whole panels, one row, width 1.
+constexpr PanelCase kPanelCases[] = {{150, 7, 64}, {10, 5, 64}, {128, 3, 64}, {37, 9, 16},
+                                     {16, 4, 16},  {1, 3, 16},  {5, 2, 1}};
 
 } // namespace
 
@@ -119,4 +150,57 @@ TEST(WeightConversion, Int8OfNonFiniteRowIsNaNScale) {
   const float withNaN[2] = {1.0f, NAN}, withInf[2] = {-INFINITY, 1.0f};
   EXPECT_TRUE(std::isnan(quantizeRow(withNaN, 2, q)));
   EXPECT_TRUE(std::isnan(quantizeRow(withInf, 2, q)));
+}
+
+TEST(WeightConversion, PanelsOfF32HoldEveryRowAndZeroPadding) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-2.0f, 2.0f);
+  for (const PanelCase &c : kPanelCases) {
+    std::vector<float> source(size_t(c.rows * c.k));
+    for (float &x : source)
+      x = value(rng);
+    expectPanels(source, source.data(), KILN_DTYPE_F32, c.rows, c.k, c.width);
+  }
+}
+
+TEST(WeightConversion, PanelsWidenBF16AndF16Exactly) {
+  std::mt19937 rng(12);
+  for (const PanelCase &c : kPanelCases) {
+    size_t n = size_t(c.rows * c.k);
+    std::vector<uint16_t> brain(n), half(n);
+    std::vector<float> brainValues(n), halfValues(n);
+    for (size_t i = 0; i < n; ++i) {
+      do // finite, so that the comparison is of values
+        brain[i] = uint16_t(rng());
+      while (!std::isfinite(bf16ToF32(brain[i])));
+      do
+        half[i] = uint16_t(rng());
+      while (!std::isfinite(f16ToF32(half[i])));
+      brainValues[i] = bf16ToF32(brain[i]);
+      halfValues[i] = f16ToF32(half[i]);
+    }
+    expectPanels(brainValues, brain.data(), KILN_DTYPE_BF16, c.rows, c.k, c.width);
+    expectPanels(halfValues, half.data(), KILN_DTYPE_F16, c.rows, c.k, c.width);
+  }
+}
+
+TEST(WeightConversion, PanelsReadAMisalignedSource) {
+  // Safetensors data may start at any byte.
+  std::mt19937 rng(13);
+  std::vector<float> source(37 * 5);
+  for (float &x : source)
+    x = float(rng() % 1000) - 500.0f;
+  std::vector<uint8_t> bytes(source.size() * 4 + 1);
+  std::memcpy(bytes.data() + 1, source.data(), source.size() * 4);
+  expectPanels(source, bytes.data() + 1, KILN_DTYPE_F32, 37, 5, 16);
+}
+
+TEST(WeightConversion, PanelsByHand) {
+  // 3 rows of 2, panels of 2: [[r0c0 r1c0] [r0c1 r1c1]], [[r2c0 0] [r2c1 0]].
+  const float source[6] = {1, 2, 3, 4, 5, 6};
+  float dst[8];
+  std::memset(dst, 0xFF, sizeof dst);
+  packPanels(source, KILN_DTYPE_F32, 3, 2, 2, 2, dst);
+  EXPECT_EQ(std::vector<float>(dst, dst + 8),
+            (std::vector<float>{1, 3, 2, 4, 5, 0, 6, 0}));
 }

@@ -1,7 +1,8 @@
 // WeightsLoadTest.cpp - loading checkpoints into reduced-precision parameters: which
 // tensor feeds each parameter, the converted values (against WeightConversion's
-// functions, themselves checked by hand in WeightConversionTest), row ranges, the
-// zero-copy round trip of a converted file, and every error message.
+// functions, themselves checked by hand in WeightConversionTest), row ranges, panels,
+// the zero-copy round trip of a converted file, and every error message.
+#include "DType.h"
 #include "Error.h"
 #include "Manifest.h"
 #include "TestUtil.h"
@@ -29,6 +30,18 @@ const std::string kParameters = R"([
    "conversion": "int8_scale", "rows": [0, 1]},
   {"name": "w[0:1]", "dtype": "i8", "shape": [1, 3], "source": "w",
    "conversion": "int8", "rows": [0, 1]}])";
+
+// w [3, 3] in panels of 2 (the second half padding), emb's rows [1, 4) in panels of 4
+// (fewer rows than one panel), and emb quantized too: one source feeds both kinds.
+const std::string kPanels = R"([
+  {"name": "w.panels", "dtype": "f32", "shape": [2, 3, 2], "source": "w",
+   "conversion": "panels"},
+  {"name": "emb[1:4].panels", "dtype": "f32", "shape": [1, 3, 4], "source": "emb",
+   "conversion": "panels", "rows": [1, 4]},
+  {"name": "emb.int8", "dtype": "i8", "shape": [4, 3], "source": "emb",
+   "conversion": "int8"},
+  {"name": "emb.int8.scale", "dtype": "f32", "shape": [4], "source": "emb",
+   "conversion": "int8_scale"}])";
 
 std::unique_ptr<Manifest> manifest(const std::string &parameters = kParameters) {
   return parseManifest(R"({"abi_version": 4, "model": "m", "weights": "int8",
@@ -98,11 +111,12 @@ struct WeightsLoad : ::testing::Test {
   std::string path = tempPath("w.safetensors");
   void TearDown() override { std::remove(path.c_str()); }
 
-  std::unique_ptr<Weights> load(kiln_dtype dtype) {
+  std::unique_ptr<Weights> load(kiln_dtype dtype,
+                                const std::string &parameters = kParameters) {
     encode(emb, dtype);
     encode(w, dtype);
     write(path, {emb, w});
-    return std::make_unique<Weights>(*manifest(), path);
+    return std::make_unique<Weights>(*manifest(parameters), path);
   }
 
   // The message of the Error that loading `tensors` throws.
@@ -148,6 +162,21 @@ void expectConverted(const Weights &weights, const Checkpoint &emb, const Checkp
   EXPECT_EQ(values<int8_t>(weights, 5), row0);
   for (size_t i = 1; i < weights.parameterCount(); ++i) // converted: 64-byte aligned
     EXPECT_EQ(reinterpret_cast<uintptr_t>(weights.data(i)) % 64, 0u) << i;
+}
+
+/// Rows [first, first + rows) of the [*, k] `source` in panels of `width`, written out
+/// from the definition: element [p][c][w] is row p * width + w's column c, or 0.
+std::vector<float> panelsOf(const std::vector<float> &source, size_t first, size_t rows,
+                            size_t k, size_t width) {
+  size_t panels = (rows + width - 1) / width;
+  std::vector<float> out;
+  for (size_t p = 0; p < panels; ++p)
+    for (size_t c = 0; c < k; ++c)
+      for (size_t w = 0; w < width; ++w) {
+        size_t r = p * width + w;
+        out.push_back(r < rows ? source[(first + r) * k + c] : 0.0f);
+      }
+  return out;
 }
 
 void expectHas(const std::string &message, const std::string &text) {
@@ -272,6 +301,98 @@ TEST_F(WeightsLoad, NonFiniteWeightCannotBeQuantized) {
   std::string message = failure({emb, w});
   expectHas(message, "tensor 'emb' row 2 holds a NaN or an infinity; parameter "
                      "'emb.int8' quantizes it to int8, which needs finite values");
+}
+
+TEST_F(WeightsLoad, PanelsConvertFromEachCheckpointDType) {
+  for (kiln_dtype dtype : {KILN_DTYPE_F32, KILN_DTYPE_F16, KILN_DTYPE_BF16}) {
+    SCOPED_TRACE(kiln_dtype_name(dtype));
+    auto weights = load(dtype, kPanels);
+    EXPECT_EQ(values<float>(*weights, 0), panelsOf(w.values, 0, 3, 3, 2));
+    EXPECT_EQ(values<float>(*weights, 1), panelsOf(emb.values, 1, 3, 3, 4));
+    std::vector<int8_t> q(12);
+    std::vector<float> scales(4);
+    for (size_t r = 0; r < 4; ++r)
+      scales[r] = quantizeRow(&emb.values[3 * r], 3, &q[3 * r]);
+    EXPECT_EQ(values<int8_t>(*weights, 2), q);
+    EXPECT_EQ(values<float>(*weights, 3), scales);
+    EXPECT_EQ(weights->stats().converted_bytes, 48u + 48 + 12 + 16);
+    EXPECT_EQ(weights->stats().mapped_bytes + weights->stats().copied_bytes, 0u);
+    for (size_t i = 0; i < weights->parameterCount(); ++i)
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(weights->data(i)) % 64, 0u) << i;
+  }
+}
+
+TEST_F(WeightsLoad, PanelsStoredConvertedMapAsTheyAre) {
+  auto weights = load(KILN_DTYPE_BF16, kPanels);
+  std::vector<kiln_tensor> stored;
+  for (size_t i = 0; i < weights->parameterCount(); ++i)
+    stored.push_back(weights->tensor(i));
+  std::string converted = tempPath("panels.safetensors");
+  ASSERT_OK(kiln_safetensors_write(converted.c_str(), stored.data(), stored.size()));
+  Weights again(*manifest(kPanels), converted);
+  EXPECT_EQ(again.stats().converted_bytes, 0u);
+  EXPECT_EQ(again.stats().mapped_bytes, 48u + 48 + 12 + 16);
+  EXPECT_EQ(values<float>(again, 0), values<float>(*weights, 0));
+  EXPECT_EQ(values<float>(again, 1), values<float>(*weights, 1));
+  std::remove(converted.c_str());
+}
+
+// A panels parameter that takes its source's name: an f32 tensor of that name is the
+// source when it is [R, K], the parameter stored when it is [P, K, W].
+TEST_F(WeightsLoad, PanelsUnderTheirSourcesName) {
+  const std::string named = R"([
+    {"name": "emb", "dtype": "f32", "shape": [4, 3]},
+    {"name": "w", "dtype": "f32", "shape": [2, 3, 2], "source": "w",
+     "conversion": "panels"}])";
+  encode(emb, KILN_DTYPE_F32);
+  // 4 rows fill 2 panels of 2 exactly, as 3 did with padding.
+  Checkpoint full{"w", {4, 3}, exactValues(12, rng), KILN_DTYPE_F32, {}};
+  encode(full, KILN_DTYPE_F32);
+  write(path, {emb, full});
+  {
+    Weights weights(*manifest(named), path);
+    EXPECT_EQ(values<float>(weights, 1), panelsOf(full.values, 0, 4, 3, 2));
+    EXPECT_EQ(weights.stats().converted_bytes, 48u);
+  }
+  Checkpoint stored{"w", {2, 3, 2}, exactValues(12, rng), KILN_DTYPE_F32, {}};
+  encode(stored, KILN_DTYPE_F32);
+  write(path, {emb, stored});
+  {
+    Weights weights(*manifest(named), path);
+    EXPECT_EQ(values<float>(weights, 1), stored.values);
+    EXPECT_EQ(weights.stats().mapped_bytes, 48u + 48);
+  }
+  Checkpoint misshapen{"w", {2, 3, 3}, exactValues(18, rng), KILN_DTYPE_F32, {}};
+  encode(misshapen, KILN_DTYPE_F32);
+  expectHas(failure({emb, misshapen}, named),
+            "tensor 'w' has shape [2, 3, 3], expected [2, 3, 2]");
+}
+
+TEST_F(WeightsLoad, PanelsSourceOfAnotherShapeSaysWhatFits) {
+  encode(emb, KILN_DTYPE_F32);
+  const std::string needs = "; parameter 'w.panels' (panels) needs [R, 3] with "
+                            "ceil(R / 2) = 2";
+  const std::vector<Checkpoint> wrong = {
+      {"w", {3, 4}, exactValues(12, rng), KILN_DTYPE_F32, {}}, // another K
+      {"w", {5, 3}, exactValues(15, rng), KILN_DTYPE_F32, {}}, // 3 panels' rows
+      {"w", {2, 3}, exactValues(6, rng), KILN_DTYPE_F32, {}},  // 1 panel's
+      {"w", {3, 3, 1}, exactValues(9, rng), KILN_DTYPE_F32, {}}};
+  for (Checkpoint bad : wrong) {
+    encode(bad, KILN_DTYPE_BF16);
+    std::string message = failure({emb, bad}, kPanels);
+    expectHas(message, "tensor 'w' has shape " + formatShape(bad.shape) + needs);
+    expectHas(message, "(1 problem)");
+  }
+  Checkpoint shortEmb{"emb", {3, 3}, exactValues(9, rng), KILN_DTYPE_F32, {}};
+  encode(shortEmb, KILN_DTYPE_F32);
+  encode(w, KILN_DTYPE_F32);
+  expectHas(failure({shortEmb, w}, kPanels),
+            "tensor 'emb' has shape [3, 3]; parameter 'emb[1:4].panels' (panels of rows "
+            "[1, 4)) needs [R, 3] with R >= 4");
+  expectHas(failure({emb}, kPanels),
+            "missing tensor 'w' for parameter 'w.panels' (panels): expected F32, F16 or "
+            "BF16 [R, 3] with ceil(R / 2) = 2 to convert from, or tensor 'w.panels' "
+            "stored as F32 [2, 3, 2]");
 }
 
 // fake_model (f32) from an F16 and a BF16 checkpoint of values both hold exactly: the

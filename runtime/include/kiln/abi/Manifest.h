@@ -75,9 +75,13 @@ constexpr const char *bufferKindName(BufferKind kind) {
 
 /// How a parameter is computed at load time from its checkpoint tensor (manifest
 /// "conversion", kiln.parameter's attribute): round to bf16; quantize each row
-/// symmetrically to int8; those rows' scales, max|row| / 127.
-enum class Conversion { BF16, Int8, Int8Scale };
-inline constexpr const char *kConversionNames[] = {"bf16", "int8", "int8_scale"};
+/// symmetrically to int8; those rows' scales, max|row| / 127; the f32 rows laid out as
+/// the CPU matrix products read them, [P, K, W] column panels of W rows, zero-padded.
+/// New ones go at the end: code built against this header and the runtime's tables
+/// index by these values.
+enum class Conversion { BF16, Int8, Int8Scale, Panels };
+inline constexpr const char *kConversionNames[] = {"bf16", "int8", "int8_scale",
+                                                   "panels"};
 
 /// The manifest name of `conversion` ("int8").
 constexpr const char *conversionName(Conversion conversion) {
@@ -109,8 +113,8 @@ inline constexpr const char kValueDim[] = "value_dim";
 inline constexpr const char kBuffer[] = "buffer";
 inline constexpr const char kRank[] = "rank";
 // A parameter computed at load time from a checkpoint tensor (kiln.parameter's
-// attributes of the same names): the tensor, "bf16" | "int8" | "int8_scale", and the
-// source's rows [start, end) when not all of them.
+// attributes of the same names): the tensor, "bf16" | "int8" | "int8_scale" | "panels",
+// and the source's rows [start, end) when not all of them.
 inline constexpr const char kSource[] = "source";
 inline constexpr const char kConversion[] = "conversion";
 inline constexpr const char kRows[] = "rows";
