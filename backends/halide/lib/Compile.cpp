@@ -15,6 +15,7 @@
 #include "Lower.h"
 #include "Manifest.h"
 #include "Plan.h"
+#include "Scheduler.h"
 
 #include "kiln/ir/SourceLocation.h"
 
@@ -148,6 +149,8 @@ FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name,
   }
   FailureOr<Halide::Target> target = parseTarget(module, options.target);
   if (failed(target))
+    return failure();
+  if (failed(packWeightPanels(module, chooseWeightPanelWidth(*target))))
     return failure();
   FailureOr<ModelPlan> plan = planModel(module, name, options.layoutRemarks);
   if (failed(plan))

@@ -52,6 +52,8 @@ const LoweringTable &loweringTable() {
 /// strides dense cannot serve one that is not.
 void printOperandType(Value value, llvm::raw_ostream &os) {
   os << value.getType();
+  if (UnpackPanelsOp unpack = panelsOf(value))
+    os << " panels(" << unpack.panels().getType() << ")";
   if (llvm::Optional<int64_t> axis = stridedViewAxis(value))
     os << " strided(axis=" << *axis << ")";
 }

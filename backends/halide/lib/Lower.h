@@ -63,6 +63,11 @@ std::string denseCopySignature(mlir::Value value);
 mlir::FailureOr<LoweredKernel> lowerDenseCopy(mlir::Value value,
                                               const Halide::Target &target);
 
+/// Stores each f32 weight that only products read as its transpose in column panels
+/// of `width` (a kiln.parameter with conversion "panels" and a kiln.unpack_panels that
+/// the products read); a `width` of 0 leaves the module as it is. WeightPanels.cpp.
+mlir::LogicalResult packWeightPanels(mlir::ModuleOp module, int64_t width);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_LOWER_H

@@ -35,7 +35,8 @@ struct ProductOperands {
 /// otherwise.
 Expr fewRowsCondition(const MatmulKernel &kernel, const Extents &rhsExt,
                       const Halide::Target &target) {
-  if (!kernel.transposeRhs || rhsExt.size() != 2 || matmulRowDimension(kernel) != 1)
+  if (!kernel.transposeRhs || rhsExt.size() != 2 || matmulRowDimension(kernel) != 1 ||
+      kernel.panelWidth)
     return Expr();
   // Halide dimension 1 of the weight is the output's columns.
   int64_t limit = chooseFewRowsLimit(target, rhsExt[1]);
@@ -70,6 +71,13 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   Operand lhsOperand = boundary.operand(lhsValue, lhsName);
   p.lhs = lhsOperand.shape;
   p.rhs = boundary.input(rhsValue, rhsName);
+  int64_t paddedColumns = 0;
+  if (UnpackPanelsOp unpack = panelsOf(rhsValue)) {
+    assert(transposeRhs && p.rhsExt.size() == 2 && "panels hold a weight [N, K]");
+    RankedTensorType panels = tensorType(unpack.panels());
+    kernel.panelWidth = panels.getDimSize(2);
+    paddedColumns = panels.getDimSize(0) * kernel.panelWidth;
+  }
   p.transposeLhs = transposeLhs;
   p.transposeRhs = transposeRhs;
   const Extents &lhsExt = p.lhsExt, &rhsExt = p.rhsExt;
@@ -91,13 +99,14 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   int lhsK = transposeLhs ? 1 : 0, lhsM = lhsIsRow ? -1 : 1 - lhsK;
   int rhsK = transposeRhs ? 0 : 1, rhsN = 1 - rhsK;
   p.M = lhsIsRow ? Expr(1) : extentOf(lhs, lhsExt, lhsM);
-  p.N = extentOf(rhs, rhsExt, rhsN);
+  p.N = kernel.panelWidth ? Expr(static_cast<int>(rhsExt[rhsN]))
+                          : extentOf(rhs, rhsExt, rhsN);
   kernel.contraction = isStatic(lhsExt[lhsK]) ? lhsExt[lhsK] : rhsExt[rhsK];
   Expr K = isStatic(kernel.contraction) ? Expr(static_cast<int>(kernel.contraction))
                                         : lhs.dim(lhsK).extent();
   if (!isStatic(lhsExt[lhsK]) && isStatic(kernel.contraction))
     lhs.dim(lhsK).set_extent(K);
-  if (!isStatic(rhsExt[rhsK]))
+  if (!isStatic(rhsExt[rhsK]) && !kernel.panelWidth)
     rhs.dim(rhsK).set_extent(K);
   kernel.k = Halide::RDom(0, K, "k");
   Expr k = kernel.k.x;
@@ -167,6 +176,12 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
       widened = Func("widened_rhs" + suffix);
       widened(widenVars) = widenToF32(rhs(widenVars));
       packed(packVars) = widened(rhsIndex);
+    } else if (kernel.panelWidth) {
+      // Past the last column lie the last panel's zeros, which a whole tile may read.
+      Expr width = static_cast<int>(kernel.panelWidth);
+      Expr column = Halide::clamp(Halide::likely(kernel.packN), 0,
+                                  static_cast<int>(paddedColumns - 1));
+      packed(packVars) = rhs(column % width, kernel.packK, column / width);
     } else {
       packed(packVars) = rhs(rhsIndex);
     }

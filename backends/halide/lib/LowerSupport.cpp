@@ -84,7 +84,16 @@ void kiln::halide_backend::constrainLayout(OutputImageParam buffer,
   constrainStridedLayout(buffer, extents, static_cast<int>(extents.size()) - 1);
 }
 
+UnpackPanelsOp kiln::halide_backend::panelsOf(Value value) {
+  if (auto arg = value.dyn_cast<BlockArgument>())
+    if (auto fusion = dyn_cast_or_null<FusionOp>(arg.getOwner()->getParentOp()))
+      value = fusion.getOperand(arg.getArgNumber());
+  return value.getDefiningOp<UnpackPanelsOp>();
+}
+
 ImageParam kiln::halide_backend::makeInput(Value operand, const std::string &name) {
+  if (UnpackPanelsOp unpack = panelsOf(operand))
+    operand = unpack.panels();
   RankedTensorType type = tensorType(operand);
   ImageParam param(halideType(type), type.getRank(), name);
   if (llvm::Optional<int64_t> axis = stridedViewAxis(operand))

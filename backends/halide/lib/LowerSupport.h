@@ -78,8 +78,12 @@ void constrainStrides(Halide::OutputImageParam buffer, const Extents &extents,
 /// not P + 1), so a kernel that reads it pins only the inner ones.
 llvm::Optional<int64_t> stridedViewAxis(mlir::Value value);
 
+/// The kiln.unpack_panels that `value` is, directly or as a kiln.fusion's block
+/// argument: the plan gives its readers the panels themselves. Null otherwise.
+UnpackPanelsOp panelsOf(mlir::Value value);
+
 /// An input named `name` pinned to the type of `operand`, strided where the plan holds
-/// `operand` in a strided view.
+/// `operand` in a strided view, and [P, K, W] where it holds column panels (panelsOf).
 Halide::ImageParam makeInput(mlir::Value operand, const std::string &name);
 
 /// An input named `name` of the type of `operand` whose innermost dimension is dense

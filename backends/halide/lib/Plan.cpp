@@ -388,6 +388,11 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
     return addBuffer(entry, &op, parameter.getResult(), BufferPlan::Kind::Parameter,
                      *index);
   }
+  if (auto unpack = dyn_cast<UnpackPanelsOp>(op)) {
+    // Its readers, products only (packWeightPanels), take the panels as they are.
+    buffers_[unpack.getResult()] = buffers_.lookup(unpack.panels());
+    return success();
+  }
   if (auto ret = dyn_cast<ReturnOp>(op))
     return planReturn(entry, func, ret);
   if (isa<StateAllocOp, StateWriteOp, StateReadOp, KvAppendOp>(op))

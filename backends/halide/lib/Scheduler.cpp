@@ -76,3 +76,10 @@ int64_t kiln::halide_backend::chooseFewRowsLimit(const Halide::Target &target,
     return 0;
   return cpu::chooseFewRowsLimit(target, columns);
 }
+
+int64_t kiln::halide_backend::chooseWeightPanelWidth(const Halide::Target &target) {
+  // The CUDA family's tiles read the weight's rows as they are stored.
+  if (target.has_gpu_feature())
+    return 0;
+  return cpu::chooseWeightPanelWidth(target);
+}

@@ -58,6 +58,11 @@ chooseFewQueriesTiles(const Halide::Target &target, int64_t queries, int64_t key
 /// (MatmulKernel::fewRowsForm); 0: the family schedules every row count one way.
 int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
 
+/// The width of the column panels in which `target`'s products store a 2-D f32
+/// `transpose_rhs` weight (kiln.unpack_panels, packWeightPanels); 0: the family reads
+/// weights as the checkpoint stores them.
+int64_t chooseWeightPanelWidth(const Halide::Target &target);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULER_H

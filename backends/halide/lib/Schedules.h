@@ -96,6 +96,9 @@ struct MatmulKernel {
   bool transposeRhs = false;
   /// The rhs kernel input: a linear's weight, a matmul's rhs (which prefetches name).
   Halide::ImageParam rhs;
+  /// For a `transpose_rhs` weight stored in column panels (kiln.unpack_panels): their
+  /// width, W; `rhs` is then [P, K, W] and packedRhs reads it in place. 0 otherwise.
+  int64_t panelWidth = 0;
   /// For a `transpose_rhs` weight whose row count is known only at run time (an
   /// encode's batch x length): the product again, over Funcs of its own, which the
   /// output reads instead while `fewRows` holds, so that the schedule gives few rows

@@ -42,6 +42,8 @@ chooseFewQueriesTiles(const Halide::Target &target, int64_t queries, int64_t key
 
 /// The few-rows limit for a CPU target (see chooseFewRowsLimit in Scheduler.h).
 int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
+/// The weight panel width for a CPU target (see chooseWeightPanelWidth in Scheduler.h).
+int64_t chooseWeightPanelWidth(const Halide::Target &target);
 
 } // namespace kiln::halide_backend::cpu
 

@@ -264,7 +264,6 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
   }
   MatmulTiles t = tileOutput(kernel, out, rowDim, colTile, rowTile);
   out.vectorize(t.ni, width);
-  packed.compute_at(kernel.output, t.panel);
 
   // The accumulator tile always has the full tile's columns (the algorithm clamps what
   // it reads), so that the register tile's loops have constant extents and unroll. Its
@@ -306,6 +305,12 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
   // the q/k/v product of transformer_base's encode b1 at 705-714 us against 554-630
   // for the dot form.
   Var pno("pno"), pni("pni"), pko("pko"), pki("pki");
+  if (kernel.panelWidth) {
+    // Stored in panels already: each register tile reads its columns' vectors in place.
+    packed.compute_inline();
+    return;
+  }
+  packed.compute_at(kernel.output, t.panel);
   if (kernel.transposeRhs) {
     packed.split(kernel.packN, pno, pni, width, kRoundUp)
         .split(kernel.packK, pko, pki, width, kGuard)
@@ -480,7 +485,7 @@ int64_t fewRowsLimit(const Target &target) {
 }
 
 bool useDotProduct(const MatmulKernel &kernel, const Target &target) {
-  if (!kernel.transposeRhs)
+  if (!kernel.transposeRhs || kernel.panelWidth)
     return false;
   int rowDim = matmulRowDimension(kernel);
   int64_t rows = kernel.extents[rowDim];
@@ -526,4 +531,11 @@ int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
   if (!isStatic(columns) || columns < 4 * panelColumns)
     return 0;
   return fewRowsLimit(target);
+}
+
+int64_t cpu::chooseWeightPanelWidth(const Target &target) {
+  // The panel schedule's column tile (schedulePanelProduct), so that one tile's columns
+  // are one panel.
+  const int width = target.natural_vector_size(Float(32));
+  return (width >= 16 ? 4 : 2) * width;
 }

@@ -44,6 +44,8 @@ struct BenchCase {
   /// For an attention: q, k and v are passed as head splits of one packed projection,
   /// the result as merged heads, as in a model (not dense [B, H, T, D] tensors).
   bool headSplits = false;
+  /// Lines before the op (its operands' views: a weight's kiln.unpack_panels).
+  std::string prologue = "";
 };
 
 double cpuSeconds() {
@@ -66,7 +68,8 @@ int64_t elements(const Shape &s) {
 
 void runCase(const BenchCase &c) {
   KernelHarness harness;
-  std::string error = harness.load(oneOpModule(c.argTypes, c.resultType, c.op));
+  std::string error =
+      harness.load(oneOpModule(c.argTypes, c.resultType, c.op, c.prologue));
   if (!error.empty()) {
     std::printf("%-34s %s\n", c.name.c_str(), error.c_str());
     return;
@@ -405,6 +408,45 @@ std::vector<BenchCase> cases() {
         all.back().flops = 0;
         all.back().bytes = bytes * n * k;
         all.back().coldInput = 1;
+      }
+  // The encoder's linears over weights as stored ("_rows") and in 64-column panels
+  // ("_panels", kiln.unpack_panels), as a CPU model stores the weights that many rows
+  // multiply (WeightPanels.cpp), side by side: an encode of 112 positions, the weight
+  // from DRAM as in a model's encode; 8 x 128, cached. Also a decode step's batches
+  // over panels, which models do not use (multipliesFewRows), against gemv_b*.
+  for (auto [b, rows] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {1, 112}, {8, 128}})
+    for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{
+             {1536, 512}, {512, 512}, {2048, 512}, {512, 2048}})
+      for (bool inPanels : {false, true}) {
+        if (rows == 1 && !inPanels)
+          continue; // gemv_b* above
+        std::string panels = "tensor<" + std::to_string((n + 63) / 64) + "x" +
+                             std::to_string(k) + "x64xf32>";
+        std::string w = "tensor<" + std::to_string(n) + "x" + std::to_string(k) + "xf32>";
+        std::string bias = "tensor<" + std::to_string(n) + "xf32>";
+        std::string in = "tensor<?x?x" + std::to_string(k) + "xf32>";
+        std::string out = "tensor<?x?x" + std::to_string(n) + "xf32>";
+        std::string name = (rows == 1 ? "gemv_b" + std::to_string(b)
+                                      : "encode_" + std::to_string(b * rows)) +
+                           "_" + std::to_string(k) + "_to_" + std::to_string(n) +
+                           (inPanels ? "_panels" : "_rows");
+        Shape weightShape = inPanels ? Shape{(n + 63) / 64, k, 64} : Shape{n, k};
+        all.push_back({name,
+                       {in, inPanels ? panels : w, bias},
+                       out,
+                       "kiln.linear %arg0, " + std::string(inPanels ? "%w" : "%arg1") +
+                           ", %arg2 : (" + in + ", " + w + ", " + bias + ") -> " + out,
+                       {{b, rows, k}, weightShape, {n}},
+                       {b, rows, n},
+                       rows == 1 ? 0.0 : matmulFlops(b * rows, n, k)});
+        if (inPanels)
+          all.back().prologue =
+              "  %w = kiln.unpack_panels %arg1 : (" + panels + ") -> " + w + "\n";
+        if (rows == 1)
+          all.back().bytes = 4.0 * n * k;
+        if (b * rows < 1024)
+          all.back().coldInput = 1;
       }
   // A short encode's linears (a few rows known only at run time: the few-rows form),
   // the weight from DRAM as in a model's encode, which reads each layer's weights once.

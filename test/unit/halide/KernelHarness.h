@@ -32,13 +32,14 @@ using Shape = std::vector<int64_t>;
 /// A module whose entry @main applies `op` (text using %arg0, %arg1, ...) to arguments
 /// of `argTypes` and returns its `resultType` result.
 inline std::string oneOpModule(const std::vector<std::string> &argTypes,
-                               const std::string &resultType, const std::string &op) {
+                               const std::string &resultType, const std::string &op,
+                               const std::string &prologue = "") {
   std::string args;
   for (size_t i = 0; i < argTypes.size(); ++i)
     args += (i ? ", " : "") + llvm::formatv("%arg{0}: {1}", i, argTypes[i]).str();
   return llvm::formatv(
-             "func @main({0}) -> {1} {{\n  %0 = {2}\n  kiln.return %0 : {1}\n}\n", args,
-             resultType, op)
+             "func @main({0}) -> {1} {{\n{3}  %0 = {2}\n  kiln.return %0 : {1}\n}\n",
+             args, resultType, op, prologue)
       .str();
 }
 
@@ -93,7 +94,13 @@ public:
     if (!module)
       return "cannot parse:\n" + moduleText;
     auto func = module->lookupSymbol<mlir::FuncOp>("main");
+    // The first op with a kernel: a prologue's views (kiln.unpack_panels) have none.
     op = &func.front().front();
+    for (mlir::Operation &candidate : func.front())
+      if (needsKernel(&candidate)) {
+        op = &candidate;
+        break;
+      }
     std::string diagnostics;
     mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
       diagnostics += d.str() + "\n";

@@ -1,0 +1,134 @@
+//===- LowerWeightPanelsTest.cpp - products over weights in column panels -===//
+//
+// A weight stored in column panels (kiln.unpack_panels of [P, K, W], as
+// packWeightPanels leaves a CPU model's) is read in place by the panel schedule at
+// every row count, alone or anchoring a kernel group; the kernel must equal the
+// interpreter, which unpacks the panels, on fresh random inputs. The panels' padding
+// past the last column is random here too, so that a kernel that let it into a stored
+// column would fail. Also: which weights packWeightPanels packs, and that a packed
+// module computes what the module it came from does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerTestSupport.h"
+
+#include "kiln/ir/KilnOps.h"
+
+using namespace kiln::halide_backend;
+using namespace kiln::halide_backend::test;
+
+namespace {
+
+std::string panelsType(int64_t n, int64_t k, int64_t width) {
+  return "tensor<" + std::to_string((n + width - 1) / width) + "x" + std::to_string(k) +
+         "x" + std::to_string(width) + "xf32>";
+}
+
+class HalideLowerPanels : public HalideLower {
+protected:
+  /// Loads linear(x [rows..., k], unpack_panels(P [n/width, k, width]), b [n]) alone, or
+  /// followed by `epilogue` (ops over the linear's `%l` and the group's further operands
+  /// `extraTypes`, as %r, %g, %be; the last result `%e`) in a kiln.fusion group.
+  void loadLinear(const std::string &rows, int64_t k, int64_t n, int64_t width,
+                  const std::string &epilogue = "",
+                  const std::vector<std::string> &extraTypes = {}) {
+    std::string x = tensor(rows + std::to_string(k));
+    std::string panels = panelsType(n, k, width);
+    std::string w = tensor(std::to_string(n) + "x" + std::to_string(k));
+    std::string b = tensor(std::to_string(n)), y = tensor(rows + std::to_string(n));
+    std::string prologue =
+        "  %w = kiln.unpack_panels %arg1 : (" + panels + ") -> " + w + "\n";
+    std::string types = "(" + x + ", " + w + ", " + b + ") -> " + y;
+    std::vector<std::string> args = {x, panels, b};
+    args.insert(args.end(), extraTypes.begin(), extraTypes.end());
+    std::string op;
+    if (epilogue.empty()) {
+      op = "kiln.linear %arg0, %w, %arg2 : " + types;
+    } else {
+      std::string operands = "%arg0, %w", argTypes = x + ", " + w,
+                  block = "%x: " + x + ", %wb: " + w;
+      const char *names[] = {"%b", "%r", "%g", "%be"};
+      for (size_t i = 2; i < args.size(); ++i) {
+        operands += ", %arg" + std::to_string(i);
+        argTypes += ", " + args[i];
+        block += ", " + std::string(names[i - 2]) + ": " + args[i];
+      }
+      op = "kiln.fusion " + operands + " : (" + argTypes + ") -> " + y + " {\n^bb0(" +
+           block + "):\n  %l = kiln.linear %x, %wb, %b : " + types + "\n" + epilogue +
+           "\n  kiln.yield %e : " + y + "\n}";
+    }
+    std::string error = harness.load(oneOpModule(args, y, op, prologue));
+    ASSERT_TRUE(error.empty()) << error;
+  }
+};
+
+TEST_F(HalideLowerPanels, SignatureNamesThePanels) {
+  // A kernel over panels must not be shared with one over the weight as stored.
+  loadLinear("?x?x", 64, 100, 64);
+  std::string signature = kernelSignature(harness.op);
+  EXPECT_NE(signature.find("panels(tensor<2x64x64xf32>)"), std::string::npos)
+      << signature;
+}
+
+TEST_F(HalideLowerPanels, LinearAtEveryRowCount) {
+  // One row (a short sentence's), a partial register tile, a tile and a half, an
+  // encode's 112; columns that fill their panels, and 70 and 300 that leave the last
+  // one partly padding; K off the vector width (40) and the base model's.
+  for (int64_t k : {40, 512})
+    for (int64_t n : {64, 70, 300}) {
+      loadLinear("?x?x", k, n, 64);
+      for (auto [b, s] :
+           std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 5}, {2, 17}, {1, 112}})
+        checkRandom({{b, s, k}, {(n + 63) / 64, k, 64}, {n}});
+    }
+}
+
+TEST_F(HalideLowerPanels, NarrowPanels) {
+  // An AVX2 target's panels are 16 columns; the schedule's 64-column tiles then span
+  // several, and the last tile reads past the last panel's columns only into padding.
+  for (int64_t n : {16, 50}) {
+    loadLinear("?x?x", 96, n, 16);
+    for (int64_t s : {1, 30})
+      checkRandom({{1, s, 96}, {(n + 15) / 16, 96, 16}, {n}});
+  }
+}
+
+TEST_F(HalideLowerPanels, DecodeAndStaticRows) {
+  // Rows from a batch ([B, 1, K]) and a static count below the register tile.
+  loadLinear("?x1x", 512, 70, 64);
+  for (int64_t b : {1, 3, 8})
+    checkRandom({{b, 1, 512}, {2, 512, 64}, {70}});
+  loadLinear("5x", 512, 70, 64);
+  checkRandom({{5, 512}, {2, 512, 64}, {70}});
+}
+
+TEST_F(HalideLowerPanels, FusedLinearRelu) {
+  loadLinear("?x?x", 512, 130, 64, "  %e = kiln.relu %l : tensor<?x?x130xf32>");
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 3}, {2, 40}})
+    checkRandom({{b, s, 512}, {3, 512, 64}, {130}});
+}
+
+TEST_F(HalideLowerPanels, FusedLinearResidualLayerNorm) {
+  std::string y = "tensor<?x?x40xf32>", v = "tensor<40xf32>";
+  loadLinear("?x?x", 2048, 40, 64,
+             "  %s = kiln.add %r, %l : (" + y + ", " + y + ") -> " + y +
+                 "\n  %e = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-05 : f32} : (" +
+                 y + ", " + v + ", " + v + ") -> " + y,
+             {y, v, v});
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {2, 33}})
+    checkRandom({{b, s, 2048}, {1, 2048, 64}, {40}, {b, s, 40}, {40}, {40}});
+}
+
+TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
+  std::string panels = panelsType(90, 32, 64);
+  std::string error = harness.load(oneOpModule(
+      {"tensor<?x?x32xf32>", panels}, "tensor<?x?x90xf32>",
+      "kiln.matmul %arg0, %w {transpose_rhs = true} : (tensor<?x?x32xf32>, "
+      "tensor<90x32xf32>) -> tensor<?x?x90xf32>",
+      "  %w = kiln.unpack_panels %arg1 : (" + panels + ") -> tensor<90x32xf32>\n"));
+  ASSERT_TRUE(error.empty()) << error;
+  for (int64_t s : {1, 50})
+    checkRandom({{2, s, 32}, {2, 32, 64}});
+}
+
+} // namespace
