@@ -4,6 +4,8 @@
 #include "ExpectClose.h"
 #include "Npy.h"
 
+#include "kiln/ir/KilnOps.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -14,6 +16,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 namespace kiln::e2e {
 
@@ -123,17 +126,44 @@ Harness::Harness(const std::string &library, dsl::ModelBuildFn build, uint32_t s
   if (!expectOk(kiln_model_open(library.c_str(), &model_), "kiln_model_open"))
     return;
 
-  // Random weights, written as safetensors for the runtime and kept for the reference.
+  // A random checkpoint, written as safetensors for the runtime and kept for the
+  // reference, which reads the model as built: a parameter that the runtime converts
+  // at load time (a CPU model's weight panels) gets its source tensor, shaped as the
+  // model declares it.
   size_t count = kiln_model_parameter_count(model_);
-  std::vector<kiln_tensor> tensors;
+  std::map<std::string, std::vector<int64_t>> shapes, declared;
+  module().walk([&](ParameterOp p) {
+    llvm::ArrayRef<int64_t> shape = p.getType().cast<mlir::RankedTensorType>().getShape();
+    declared[p.name().str()] = shape.vec();
+  });
   for (size_t i = 0; i < count; ++i) {
     kiln_tensor_info info;
+    kiln_parameter_source source;
     if (!expectOk(kiln_model_parameter_info(model_, i, &info),
-                  "kiln_model_parameter_info"))
+                  "kiln_model_parameter_info") ||
+        !expectOk(kiln_model_parameter_source(model_, i, &source),
+                  "kiln_model_parameter_source"))
       return;
-    reference::HostTensor t = randomTensor(shapeOf(info, {}), random_);
-    parameters_[info.name] = std::move(t);
+    std::vector<int64_t> shape = shapeOf(info, {});
+    if (std::string(source.conversion) == "panels") {
+      auto found = declared.find(source.tensor);
+      if (found == declared.end()) {
+        ADD_FAILURE() << "parameter '" << info.name << "' converts '" << source.tensor
+                      << "', which the model does not declare";
+        return;
+      }
+      shapes[source.tensor] = found->second;
+    } else if (*source.conversion != '\0') {
+      ADD_FAILURE() << "parameter '" << info.name << "' has conversion "
+                    << source.conversion << ", which the harness cannot invert";
+      return;
+    } else {
+      shapes[info.name] = shape;
+    }
   }
+  for (auto &[name, shape] : shapes)
+    parameters_[name] = randomTensor(shape, random_);
+  std::vector<kiln_tensor> tensors;
   for (auto &[name, t] : parameters_)
     tensors.push_back({name.c_str(), KILN_DTYPE_F32, static_cast<int32_t>(t.shape.size()),
                        t.shape.data(), t.f32.data()});

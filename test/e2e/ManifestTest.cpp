@@ -62,7 +62,7 @@ TEST(ManifestTest, LeadingRowsOfAWeightAreAViewAtAnOffset) {
   for (const llvm::json::Value &k : *object(*manifest).getArray("kernels"))
     sliceKernels += k.getAsString()->endswith("_slice");
   EXPECT_EQ(sliceKernels, 1);
-  // slice(w, axis 0, rows 2..4) of w [6, 24]: a view of the parameter from element 48.
+  // slice(v, axis 0, rows 2..4) of v [6, 24]: a view of the parameter from element 48.
   const llvm::json::Object &entry = firstEntry(*manifest);
   const llvm::json::Array &buffers = *entry.getArray("buffers");
   bool found = false;
@@ -77,6 +77,17 @@ TEST(ManifestTest, LeadingRowsOfAWeightAreAViewAtAnOffset) {
     EXPECT_EQ(viewed.getString("kind").getValueOr(""), "parameter");
   }
   EXPECT_TRUE(found);
+  // The same rows of w, the weight of a product over x's rows: their column panels.
+  bool panels = false;
+  for (const llvm::json::Value &p : *object(*manifest).getArray("parameters")) {
+    const llvm::json::Object &parameter = object(p);
+    if (parameter.getString("name").getValueOr("") != "w[2:4].panels")
+      continue;
+    panels = true;
+    EXPECT_EQ(parameter.getString("conversion").getValueOr(""), "panels");
+    EXPECT_EQ(parameter.getString("source").getValueOr(""), "w");
+  }
+  EXPECT_TRUE(panels);
 }
 
 TEST(ManifestTest, IntegerInputsCarryTheirBounds) {

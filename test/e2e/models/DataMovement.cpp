@@ -23,9 +23,13 @@ Model kiln::e2e::buildDataMovementModel() {
   f.output("rotated", transpose(x, {2, 0, 1}));
   // Merge heads: a transpose kernel, then a view of its result.
   f.output("merged", reshape(transpose(relu(heads), {0, 2, 1, 3}), {0, 0, 24}));
-  // Rows 2..4 of a weight are one contiguous run of it: a view at an offset, no copy.
+  // Rows 2..4 of a parameter are one contiguous run of it: a view at an offset, no
+  // copy. (A weight that a product over many rows reads, as here, is stored as those
+  // rows' column panels on a CPU target instead: no copy either.)
   Parameter w = m.parameter("w", {6, 24});
   f.output("projected", matmul(x, slice(w, 0, 2, 4), false, /*transposeRhs=*/true));
+  Parameter v = m.parameter("v", {6, 24});
+  f.output("rows_relu", relu(slice(v, 0, 2, 4)));
   // Columns are strided: that slice stays a kernel.
   f.output("columns", slice(x, 2, 4, 10));
   return m.finish();
