@@ -99,14 +99,13 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   int lhsK = transposeLhs ? 1 : 0, lhsM = lhsIsRow ? -1 : 1 - lhsK;
   int rhsK = transposeRhs ? 0 : 1, rhsN = 1 - rhsK;
   p.M = lhsIsRow ? Expr(1) : extentOf(lhs, lhsExt, lhsM);
-  p.N = kernel.panelWidth ? Expr(static_cast<int>(rhsExt[rhsN]))
-                          : extentOf(rhs, rhsExt, rhsN);
+  p.N = extentOf(rhs, rhsExt, rhsN);
   kernel.contraction = isStatic(lhsExt[lhsK]) ? lhsExt[lhsK] : rhsExt[rhsK];
   Expr K = isStatic(kernel.contraction) ? Expr(static_cast<int>(kernel.contraction))
                                         : lhs.dim(lhsK).extent();
   if (!isStatic(lhsExt[lhsK]) && isStatic(kernel.contraction))
     lhs.dim(lhsK).set_extent(K);
-  if (!isStatic(rhsExt[rhsK]) && !kernel.panelWidth)
+  if (!isStatic(rhsExt[rhsK]))
     rhs.dim(rhsK).set_extent(K);
   kernel.k = Halide::RDom(0, K, "k");
   Expr k = kernel.k.x;

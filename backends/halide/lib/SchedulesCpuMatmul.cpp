@@ -238,6 +238,10 @@ void stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile
   lhsRows.compute_at(product, regTile).store_in(MemoryType::Stack);
 }
 
+/// The columns of the panel schedule's output tile for a target of `width` f32 lanes: 4
+/// vectors with AVX-512, 2 with AVX2 (see schedulePanelProduct).
+int panelColumns(int width) { return (width >= 16 ? 4 : 2) * width; }
+
 /// The general schedule: the rhs panel is packed with n contiguous, and a register tile
 /// of 4 vectors x 6 rows is updated inside the k loop.
 void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
@@ -252,9 +256,8 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
   // the 64-column rhs panel 24 times from L1. Measured (K = 512, N = 2048): 103
   // GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T (87%); 90 / 188 at M = 128.
   // The DESIGN.md variant without packing is level at M = 512 and ~5% slower at 128.
-  int vectors = width >= 16 ? 4 : 2;
   int regRows = 6, rowTile = 24;
-  int colTile = vectors * width;
+  int colTile = panelColumns(width);
   if (isStatic(ext[0]) && ext[0] < colTile)
     colTile = static_cast<int>((ext[0] + width - 1) / width * width);
   int64_t rows = ext[rowDim];
@@ -527,8 +530,7 @@ int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
   // Both forms must tile the columns into at least 4 panels, so that their loops
   // match (see cpu::schedule above): 64 columns a panel with AVX-512, 16 with AVX2.
   const int width = target.natural_vector_size(Float(32));
-  int64_t panelColumns = (width >= 16 ? 4 : 2) * width;
-  if (!isStatic(columns) || columns < 4 * panelColumns)
+  if (!isStatic(columns) || columns < 4 * panelColumns(width))
     return 0;
   return fewRowsLimit(target);
 }
@@ -536,6 +538,5 @@ int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
 int64_t cpu::chooseWeightPanelWidth(const Target &target) {
   // The panel schedule's column tile (schedulePanelProduct), so that one tile's columns
   // are one panel.
-  const int width = target.natural_vector_size(Float(32));
-  return (width >= 16 ? 4 : 2) * width;
+  return panelColumns(target.natural_vector_size(Float(32)));
 }
