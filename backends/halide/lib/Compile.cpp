@@ -205,9 +205,8 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
       outputs[Halide::OutputFileType::stmt] = joinPath(kernelsDir, kernel.name + ".stmt");
     task.compile = [pipeline = *pipeline, outputs, kernelTarget, name = kernel.name] {
       std::vector<Halide::Argument> args(pipeline.inputs.begin(), pipeline.inputs.end());
-      emitKernelFiles(
-          Halide::Pipeline(pipeline.output).compile_to_module(args, name, kernelTarget),
-          outputs);
+      emitKernelFiles(pipelineOf(pipeline).compile_to_module(args, name, kernelTarget),
+                      outputs);
     };
     tasks.push_back(std::move(task));
   }

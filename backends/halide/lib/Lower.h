@@ -10,6 +10,8 @@
 #ifndef KILN_BACKENDS_HALIDE_LOWER_H
 #define KILN_BACKENDS_HALIDE_LOWER_H
 
+#include "Schedules.h"
+
 #include "Halide.h"
 
 #include "kiln/ir/KilnOps.h"
@@ -32,7 +34,12 @@ namespace kiln::halide_backend {
 struct LoweredKernel {
   std::vector<Halide::ImageParam> inputs;
   Halide::Func output;
+  /// Passes over the lowered statement that its schedule asks for.
+  LoweringPasses loweringPasses;
 };
+
+/// The pipeline that compiles `kernel`, with its lowering passes.
+Halide::Pipeline pipelineOf(const LoweredKernel &kernel);
 
 /// Whether `op` becomes a kernel: whether it has a lowering (parameters, reshapes,
 /// state_alloc, state_read and the terminator do not).

@@ -8,6 +8,8 @@
 #include "SchedulesCpu.h"
 #include "SchedulesCuda.h"
 
+#include <type_traits>
+
 using namespace kiln::halide_backend;
 
 namespace {
@@ -28,7 +30,8 @@ Halide::Func kiln::halide_backend::outputOf(const KernelDescription &kernel) {
 }
 
 llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> stages,
-                                           const Halide::Target &target) {
+                                           const Halide::Target &target,
+                                           LoweringPasses &passes) {
   for (const KernelDescription &stage : stages) {
     llvm::Error error = std::visit(
         [&](const auto &kernel) -> llvm::Error {
@@ -36,7 +39,10 @@ llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> sta
             return cuda::schedule(kernel, target);
           if (target.has_gpu_feature())
             return noGpuSchedule(kernel.kind, target);
-          cpu::schedule(kernel, target);
+          if constexpr (std::is_same_v<std::decay_t<decltype(kernel)>, MatmulKernel>)
+            cpu::schedule(kernel, target, passes);
+          else
+            cpu::schedule(kernel, target);
           return llvm::Error::success();
         },
         stage);

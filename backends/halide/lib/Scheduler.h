@@ -35,9 +35,10 @@ Halide::Func outputOf(const KernelDescription &kernel);
 
 /// Schedules the stages of one kernel's pipeline for `target`, producers first: every
 /// stage but the last is computed whole (at root) before the next one reads it. Fails,
-/// naming the kind of kernel, when the target has no schedule for one of them.
+/// naming the kind of kernel, when the target has no schedule for one of them. Adds the
+/// lowering passes that the schedules ask for to `passes`.
 llvm::Error schedule(llvm::ArrayRef<KernelDescription> stages,
-                     const Halide::Target &target);
+                     const Halide::Target &target, LoweringPasses &passes);
 
 /// The tiles that an attention kernel's algorithm is written for (see
 /// SchedulesAttention.h), as `target`'s attention schedule wants them; `queries`,

@@ -17,9 +17,15 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace kiln::halide_backend {
+
+/// Passes over a kernel's lowered statement that a schedule asks for, where Halide's
+/// scheduling directives cannot say what it wants (PanelPrefetch.h); the kernel's
+/// Pipeline runs them (pipelineOf in Lower.h).
+using LoweringPasses = std::vector<std::shared_ptr<Halide::Internal::IRMutator>>;
 
 /// The size of a `?` dimension in an Extents.
 inline constexpr int64_t kDynamicExtent = -1;

@@ -96,6 +96,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PanelPrefetch.h"
 #include "SchedulesCpu.h"
 #include "SchedulesCpuSupport.h"
 
@@ -116,6 +117,8 @@ struct MatmulTiles {
   /// The loop at which one output tile's accumulators are computed, and the loop of
   /// one column panel (which may contain several row tiles).
   Var tile, panel;
+  /// Consecutive iterations of the parallel loop that one task runs.
+  int64_t iterationsPerTask = 1;
 };
 
 /// Makes `loop` of `out` parallel in tasks of consecutive iterations. Neighbouring
@@ -124,18 +127,19 @@ struct MatmulTiles {
 /// with 32 panels: 152 with a task per panel, 157 (2 panels a task), 171 (4), 177
 /// (8), 182 (16); at M = 512: 175 -> 203. 8 tasks keep both cores busy when another
 /// process takes one for a while. An unknown iteration count (a dynamic N) gets tasks
-/// of ~16 MFLOP.
-void parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterations,
-                   bool countIsStatic) {
+/// of ~16 MFLOP. Returns the iterations a task runs.
+int64_t parallelTasks(Stage out, Var loop, double flopsPerIteration, int64_t iterations,
+                      bool countIsStatic) {
   int64_t group = countIsStatic
                       ? iterations / 8
                       : static_cast<int64_t>(16e6 / std::max(flopsPerIteration, 1.0));
   if (group <= 1) {
     out.parallel(loop);
-    return;
+    return 1;
   }
   Var task(loop.name() + "_task");
   out.split(loop, task, loop, static_cast<int>(group), kGuard).parallel(task);
+  return group;
 }
 
 /// Splits `out` (the output or one of its specializations) into colTile x rowTile
@@ -195,7 +199,8 @@ MatmulTiles tileOutput(const MatmulKernel &kernel, Stage out, int rowDim, int co
     }
     t.panel = fuseLoops(out, varying, "panels");
     t.tile = t.ro;
-    parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
+    t.iterationsPerTask =
+        parallelTasks(out, t.panel, tileFlops * rowTiles, panels, staticPanels);
   } else {
     t.tile = fuseLoops(out, shared, "rowtiles");
     t.panel = t.no;
@@ -242,9 +247,31 @@ void stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile
 /// vectors with AVX-512, 2 with AVX2 (see schedulePanelProduct).
 int panelColumns(int width) { return (width >= 16 ? 4 : 2) * width; }
 
+/// Whether the register tiles of a product over a weight in panels prefetch the next
+/// panel (PanelPrefetch.h). The first register tile of a panel otherwise reads it from
+/// DRAM, at a core's ~10 GB/s, while the FMAs could take it at ~40: transformer_base
+/// encode B=1 S=128 (112 valid), 2-core Cascade Lake VM (Xeon, family 6 model 85),
+/// kiln-run --threads 2 --trace, median us a call, without / with, two rounds: q/k/v
+/// linear 958, 948 / 851, 873; feed-forward group 2621, 2588 / 2382, 2456; whole
+/// encode 25.8, 25.6 / 23.6, 24.8 ms (B=8: 217-221 ms either way). Only while the two
+/// panels fill at most a quarter of L2 (1 MB a core on Cascade Lake, Zen 4 and Zen 5):
+/// the feed-forward's second linear (K = 2048, 512 KB panels, beside a 0.9 MB lhs)
+/// took the group to 3194 us with it. Only where a task runs several panels, so that
+/// the next panel is mostly the same core's: the output projection (8 panels, a task
+/// each) went from 345-348 to 350-359 us with it. Needs the panel schedule's loops as
+/// tileOutput makes them with panels outermost, and a static K.
+bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles) {
+  constexpr int64_t kMaxPanelBytes = 128 << 10;
+  return isStatic(kernel.contraction) && tiles.tile.name() == tiles.ro.name() &&
+         tiles.iterationsPerTask >= 2 &&
+         kernel.contraction * kernel.panelWidth * kernel.rhs.type().bytes() <=
+             kMaxPanelBytes;
+}
+
 /// The general schedule: the rhs panel is packed with n contiguous, and a register tile
 /// of 4 vectors x 6 rows is updated inside the k loop.
-void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
+void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
+                          LoweringPasses &passes) {
   Func product = kernel.product, packed = kernel.packedRhs;
   const Extents &ext = kernel.extents;
   int rowDim = matmulRowDimension(kernel);
@@ -311,6 +338,19 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out) {
   if (kernel.panelWidth) {
     // Stored in panels already: each register tile reads its columns' vectors in place.
     packed.compute_inline();
+    if (prefetchNextPanel(kernel, t)) {
+      PanelPrefetchLoops prefetch;
+      std::string productLoop = product.name() + ".s1.";
+      prefetch.kLoop = productLoop + kernel.k.x.name() + "." + kk.name();
+      prefetch.registerTileLoop = productLoop + row.name() + "." + rr.name();
+      prefetch.outputTileLoop =
+          kernel.output.name() + ".s0." + row.name() + "." + t.ro.name();
+      prefetch.weight = kernel.rhs.name();
+      prefetch.registerTilesPerOutputTile = rowTile / regRows;
+      prefetch.panelElements = kernel.contraction * kernel.panelWidth;
+      prefetch.elementsPerIteration = 2 * kernel.panelWidth;
+      passes.push_back(makePanelPrefetchPass(prefetch));
+    }
     return;
   }
   packed.compute_at(kernel.output, t.panel);
@@ -498,7 +538,8 @@ bool useDotProduct(const MatmulKernel &kernel, const Target &target) {
 
 } // namespace
 
-void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
+void cpu::schedule(const MatmulKernel &kernel, const Target &target,
+                   LoweringPasses &passes) {
   const int width = target.natural_vector_size(Float(32));
   if (kernel.emptyProduct.defined()) {
     // An empty contraction writes zeros, an empty output nothing; every schedule below
@@ -517,13 +558,13 @@ void cpu::schedule(const MatmulKernel &kernel, const Target &target) {
     few.widenedRhs = kernel.fewRowsForm.widenedRhs;
     Func out = kernel.output;
     scheduleDotProduct(few, width, out.specialize(kernel.fewRows));
-    schedulePanelProduct(kernel, width, out);
+    schedulePanelProduct(kernel, width, out, passes);
     return;
   }
   if (useDotProduct(kernel, target))
     scheduleDotProduct(kernel, width, kernel.output);
   else
-    schedulePanelProduct(kernel, width, kernel.output);
+    schedulePanelProduct(kernel, width, kernel.output, passes);
 }
 
 int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {

@@ -110,7 +110,7 @@ public:
     if (mlir::failed(lowered))
       return "lowering failed: " + diagnostics;
     kernel = *lowered;
-    pipeline = Halide::Pipeline(kernel.output);
+    pipeline = kiln::halide_backend::pipelineOf(kernel);
     pipeline.compile_jit(target);
     return "";
   }

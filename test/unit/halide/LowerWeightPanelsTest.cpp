@@ -5,14 +5,18 @@
 // every row count, alone or anchoring a kernel group; the kernel must equal the
 // interpreter, which unpacks the panels, on fresh random inputs. The panels' padding
 // past the last column is random here too, so that a kernel that let it into a stored
-// column would fail. Also: which weights packWeightPanels packs, and that a packed
-// module computes what the module it came from does.
+// column would fail. Also: which weights packWeightPanels packs, that a packed
+// module computes what the module it came from does, and which products prefetch the
+// next panel (PanelPrefetch.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "LowerTestSupport.h"
 
 #include "kiln/ir/KilnOps.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
@@ -117,6 +121,47 @@ TEST_F(HalideLowerPanels, FusedLinearResidualLayerNorm) {
              {y, v, v});
   for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 2}, {2, 33}})
     checkRandom({{b, s, 2048}, {1, 2048, 64}, {40}, {b, s, 40}, {40}, {40}});
+}
+
+/// The lowered statement of the harness's kernel, as text.
+std::string loweredStatement(KernelHarness &harness) {
+  llvm::SmallString<64> path;
+  if (llvm::sys::fs::createTemporaryFile("kiln-panels", "stmt", path))
+    return "";
+  std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
+                                     harness.kernel.inputs.end());
+  pipelineOf(harness.kernel)
+      .compile_to_lowered_stmt(std::string(path), args, Halide::StmtOutputFormat::Text,
+                               Halide::get_jit_target_from_environment());
+  auto text = llvm::MemoryBuffer::getFile(path);
+  llvm::sys::fs::remove(path);
+  return text ? (*text)->getBuffer().str() : "";
+}
+
+TEST_F(HalideLowerPanels, PrefetchesTheNextPanel) {
+  // 16 panels of 512 x 64 (128 KB), two a task: the register tiles prefetch the next
+  // panel. Rows enough for all 16 chunks (and the last panel's prefetch past the
+  // weight's end, which x86 does not fault on), and too few for them.
+  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
+      16)
+    GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
+  loadLinear("?x?x", 512, 1024, 64);
+  EXPECT_EQ(harness.kernel.loweringPasses.size(), 1u);
+  std::string stmt = loweredStatement(harness);
+  EXPECT_NE(stmt.find("prefetch("), std::string::npos) << stmt.substr(0, 2000);
+  for (auto [b, s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 112}, {2, 100}, {1, 30}})
+    checkRandom({{b, s, 512}, {16, 512, 64}, {1024}});
+}
+
+TEST_F(HalideLowerPanels, NoPrefetchPastAQuarterOfL2OrAcrossTasks) {
+  // 512 KB panels (K = 2048): two of them beside the rows would fill L2. 8 panels: a
+  // task each, so the next panel is another core's.
+  loadLinear("?x?x", 2048, 1024, 64);
+  EXPECT_TRUE(harness.kernel.loweringPasses.empty());
+  EXPECT_EQ(loweredStatement(harness).find("prefetch("), std::string::npos);
+  loadLinear("?x?x", 512, 512, 64);
+  EXPECT_TRUE(harness.kernel.loweringPasses.empty());
 }
 
 TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
