@@ -1,4 +1,4 @@
-//===- PanelPrefetch.cpp - Prefetch the next weight panel during this one -===//
+//===- PanelPrefetch.cpp - The panel schedule prefetching its next tile ---===//
 
 #include "PanelPrefetch.h"
 
@@ -93,7 +93,110 @@ private:
   Expr outputTileVar, registerTileVar;
 };
 
+/// The first element that the producer of `staged` copies: the source buffer and the
+/// copy's index at the first iteration of each of the producer's loops, with its lets
+/// substituted, so that it names only what is in scope beside the producer.
+class FindStagedSource : public IRVisitor {
+public:
+  explicit FindStagedSource(const std::string &staged) : staged(staged) {}
+  std::string buffer;
+  Expr start;
+
+private:
+  using IRVisitor::visit;
+  void visit(const ProducerConsumer *op) override {
+    if (!op->is_producer || op->name != staged) {
+      IRVisitor::visit(op);
+      return;
+    }
+    inProducer = true;
+    op->body.accept(this);
+    inProducer = false;
+  }
+  void visit(const LetStmt *op) override {
+    if (!inProducer) {
+      IRVisitor::visit(op);
+      return;
+    }
+    bindings.emplace_back(op->name, op->value);
+    op->body.accept(this);
+    bindings.pop_back();
+  }
+  void visit(const For *op) override {
+    if (!inProducer) {
+      IRVisitor::visit(op);
+      return;
+    }
+    bindings.emplace_back(op->name, op->min);
+    op->body.accept(this);
+    bindings.pop_back();
+  }
+  void visit(const Store *op) override {
+    const Load *load = op->value.as<Load>();
+    if (!inProducer || start.defined() || op->name != staged || !load)
+      return;
+    Expr index = load->index;
+    if (const Ramp *ramp = index.as<Ramp>())
+      index = ramp->base;
+    if (!index.type().is_scalar())
+      return;
+    for (auto it = bindings.rbegin(); it != bindings.rend(); ++it)
+      index = substitute(it->first, it->second, index);
+    buffer = load->name;
+    start = simplify(index);
+  }
+  const std::string &staged;
+  bool inProducer = false;
+  std::vector<std::pair<std::string, Expr>> bindings;
+};
+
+class PrefetchNextRows : public IRMutator {
+public:
+  explicit PrefetchNextRows(RowsPrefetchLoops loops) : loops(std::move(loops)) {}
+
+private:
+  using IRMutator::visit;
+
+  Stmt visit(const For *op) override {
+    if (op->name == loops.registerTileLoop) {
+      FindStagedSource source(loops.stagedRows);
+      op->body.accept(&source);
+      buffer = source.buffer;
+      start = source.start;
+      Stmt result = IRMutator::visit(op);
+      start = Expr();
+      return result;
+    }
+    if (op->name != loops.kLoop || !start.defined())
+      return IRMutator::visit(op);
+    // The next register tile's rows follow this one's in the dense lhs (across a batch
+    // entry too, the next entry's first rows); past the last row the prefetch reads
+    // past the buffer, which x86 does not fault on. Spread over the k loop as the
+    // panels are: 6 rows of K = 512 are 192 lines over 256 iterations.
+    constexpr int kLineElements = 16;
+    const int64_t elements = loops.rows * loops.rowElements;
+    const int lines = static_cast<int>((elements + kLineElements - 1) / kLineElements);
+    Expr step = Variable::make(Int(32), op->name) - op->min;
+    Expr line = step * lines / static_cast<int>(loops.iterations);
+    Expr offset = start + static_cast<int>(elements) + line * kLineElements;
+    Expr prefetch = Call::make(Float(32), Call::prefetch,
+                               {Variable::make(Handle(), buffer), simplify(offset), 1, 1},
+                               Call::Intrinsic);
+    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
+                     Block::make(Evaluate::make(prefetch), op->body));
+  }
+
+  RowsPrefetchLoops loops;
+  std::string buffer;
+  Expr start;
+};
+
 } // namespace
+
+std::shared_ptr<IRMutator>
+kiln::halide_backend::makeRowsPrefetchPass(const RowsPrefetchLoops &loops) {
+  return std::make_shared<PrefetchNextRows>(loops);
+}
 
 std::shared_ptr<IRMutator>
 kiln::halide_backend::makePanelPrefetchPass(const PanelPrefetchLoops &loops) {

@@ -1,12 +1,14 @@
-//===- PanelPrefetch.h - Prefetch the next weight panel during this one -*- C++ -*-===//
+//===- PanelPrefetch.h - The panel schedule prefetching its next tile -*- C++ -*-===//
 //
-// A product over a weight stored in column panels (kiln.unpack_panels) reads each panel
-// from DRAM in its first register tile, which then waits for memory while the rest of
-// the panel's tiles find it in L2. This lowering pass spreads a prefetch of the next
-// panel over the current panel's first register tiles, one cache line per step of the
-// k loop, so that each panel is in L2 before its turn. Halide's `prefetch` directive
-// cannot say this (its footprint is the loop's own, at an offset of one loop), so the
-// pass adds the prefetches to the lowered statement by loop name.
+// The panel schedule (SchedulesCpuMatmul.cpp) waits for memory twice where its FMAs
+// could run: a product over a weight stored in column panels (kiln.unpack_panels) reads
+// each panel from DRAM in the panel's first register tile, and each register tile
+// copies its lhs rows to the stack in a loop of their own before its k loop. Two
+// lowering passes prefetch, inside the k loop and spread evenly over it, what comes
+// next: a chunk of the next panel in each of a panel's first register tiles, and the
+// rows that the next register tile stages. Halide's `prefetch` directive cannot say
+// either (its footprint is that of the loop it is placed in, at an offset along one
+// loop), so the passes add them to the lowered statement, finding the loops by name.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,9 +34,25 @@ struct PanelPrefetchLoops {
   int64_t panelElements = 0, elementsPerIteration = 0;
 };
 
-/// The pass for one panel product; see the file comment.
+/// The pass that prefetches the next panel of one product.
 std::shared_ptr<Halide::Internal::IRMutator>
 makePanelPrefetchPass(const PanelPrefetchLoops &loops);
+
+/// Where the pass that prefetches the next register tile's lhs rows finds them.
+struct RowsPrefetchLoops {
+  /// The k loop and the register-tile loop (full lowered loop names), and the Func
+  /// that stages a register tile's lhs rows before its k loop (computed at the
+  /// register-tile loop).
+  std::string kLoop, registerTileLoop, stagedRows;
+  /// The rows a register tile stages, the elements of one (K), and the k loop's
+  /// iterations.
+  int64_t rows = 0, rowElements = 0, iterations = 0;
+};
+
+/// The pass that has each register tile's k loop prefetch the lhs rows that the next
+/// register tile stages: the rows after its own, in the dense lhs.
+std::shared_ptr<Halide::Internal::IRMutator>
+makeRowsPrefetchPass(const RowsPrefetchLoops &loops);
 
 } // namespace kiln::halide_backend
 

@@ -232,15 +232,34 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
 /// 1024; staging it k-major (the six rows' values side by side): 114-154. Only for a
 /// static K whose rows fit a stack tile (Halide sizes it statically); a dynamic K
 /// reads in place.
-void stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
+bool stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
                            int regRows) {
   constexpr int64_t kStagedRowsBytes = 64 << 10;
   if (!isStatic(kernel.contraction) ||
       regRows * kernel.contraction * static_cast<int64_t>(sizeof(float)) >
           kStagedRowsBytes)
-    return;
+    return false;
   Func lhsRows = kernel.lhsRows;
   lhsRows.compute_at(product, regTile).store_in(MemoryType::Stack);
+  return true;
+}
+
+/// Whether each register tile prefetches the lhs rows that the next one stages
+/// (makeRowsPrefetchPass): the staging copy is a loop of its own before the k loop, and
+/// where the rows come from L3 (an encode of 8 x 128 rows: 2 MB of lhs at K = 512,
+/// which every column panel reads) it waits for each line. transformer_base encode,
+/// 2-core Cascade Lake VM (Xeon, family 6 model 85), kiln-run --threads 2 --trace,
+/// median us a call, without / with, two rounds: B=8 S=128 q/k/v linear 8139, 8211 /
+/// 7828, 7839; output projection group 2966, 3024 / 2835, 2830; whole encode 219.0,
+/// 222.2 / 216.1, 216.8 ms; B=1 S=128 (112 valid) 24.8, 24.8 / 24.3, 24.4 ms. Only
+/// while the next rows fit beside this tile's in L1 (12 KB: K <= 512): prefetching the
+/// next 48 KB at K = 2048 evicted the rows in use and took the feed-forward group from
+/// 21.4 to 28.2 ms at B=8. (Staging those rows k-block by k-block instead, 512 at a
+/// time, was level: 21.6-21.9 ms either way.)
+bool prefetchNextRows(const MatmulKernel &kernel, int regRows) {
+  constexpr int64_t kMaxRowsBytes = 12 << 10;
+  return regRows * kernel.contraction * static_cast<int64_t>(sizeof(float)) <=
+         kMaxRowsBytes;
 }
 
 /// The columns of the panel schedule's output tile for a target of `width` f32 lanes: 4
@@ -323,7 +342,18 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
       .unroll(nu)
       .unroll(ru)
       .unroll(ku);
-  stageRegisterTileRows(kernel, product, rr, regRows);
+  if (stageRegisterTileRows(kernel, product, rr, regRows) &&
+      prefetchNextRows(kernel, regRows)) {
+    RowsPrefetchLoops rows;
+    std::string productLoop = product.name() + ".s1.";
+    rows.kLoop = productLoop + kernel.k.x.name() + "." + kk.name();
+    rows.registerTileLoop = productLoop + row.name() + "." + rr.name();
+    rows.stagedRows = kernel.lhsRows.name();
+    rows.rows = regRows;
+    rows.rowElements = kernel.contraction;
+    rows.iterations = (kernel.contraction + 1) / 2;
+    passes.push_back(makeRowsPrefetchPass(rows));
+  }
 
   // The panel, n innermost and contiguous: for transpose_rhs a transpose in
   // width x width blocks (gathers down k, vector stores along n; staging each block

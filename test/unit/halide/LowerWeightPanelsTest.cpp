@@ -138,30 +138,46 @@ std::string loweredStatement(KernelHarness &harness) {
   return text ? (*text)->getBuffer().str() : "";
 }
 
-TEST_F(HalideLowerPanels, PrefetchesTheNextPanel) {
+/// Whether the harness's kernel prefetches its operand `input` (0: x, 1: the panels).
+bool prefetches(KernelHarness &harness, size_t input) {
+  return loweredStatement(harness).find("prefetch(" +
+                                        harness.kernel.inputs[input].name() + ",") !=
+         std::string::npos;
+}
+
+TEST_F(HalideLowerPanels, PrefetchesTheNextPanelAndRows) {
   // 16 panels of 512 x 64 (128 KB), two a task: the register tiles prefetch the next
-  // panel. Rows enough for all 16 chunks (and the last panel's prefetch past the
-  // weight's end, which x86 does not fault on), and too few for them.
+  // panel, and the next tile's 6 rows of x (12 KB). Rows enough for all 16 chunks of
+  // a panel (and the prefetches past the ends of x and of the weight, which x86 does
+  // not fault on), a batch whose rows run on into the next entry's, and too few rows
+  // for all chunks.
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
   loadLinear("?x?x", 512, 1024, 64);
-  EXPECT_EQ(harness.kernel.loweringPasses.size(), 1u);
-  std::string stmt = loweredStatement(harness);
-  EXPECT_NE(stmt.find("prefetch("), std::string::npos) << stmt.substr(0, 2000);
+  EXPECT_EQ(harness.kernel.loweringPasses.size(), 2u);
+  EXPECT_TRUE(prefetches(harness, 0));
+  EXPECT_TRUE(prefetches(harness, 1));
   for (auto [b, s] :
        std::vector<std::pair<int64_t, int64_t>>{{1, 112}, {2, 100}, {1, 30}})
     checkRandom({{b, s, 512}, {16, 512, 64}, {1024}});
 }
 
-TEST_F(HalideLowerPanels, NoPrefetchPastAQuarterOfL2OrAcrossTasks) {
-  // 512 KB panels (K = 2048): two of them beside the rows would fill L2. 8 panels: a
-  // task each, so the next panel is another core's.
+TEST_F(HalideLowerPanels, NoPrefetchPastTheCaches) {
+  // K = 2048: two 512 KB panels beside the rows would fill L2, and the next tile's 48
+  // KB of rows would evict this tile's from L1.
+  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
+      16)
+    GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
   loadLinear("?x?x", 2048, 1024, 64);
   EXPECT_TRUE(harness.kernel.loweringPasses.empty());
-  EXPECT_EQ(loweredStatement(harness).find("prefetch("), std::string::npos);
+  EXPECT_FALSE(prefetches(harness, 0));
+  EXPECT_FALSE(prefetches(harness, 1));
+  checkRandom({{1, 40, 2048}, {16, 2048, 64}, {1024}});
+  // 8 panels, a task each: the next panel is another core's; the rows still fit L1.
   loadLinear("?x?x", 512, 512, 64);
-  EXPECT_TRUE(harness.kernel.loweringPasses.empty());
+  EXPECT_FALSE(prefetches(harness, 1));
+  EXPECT_TRUE(prefetches(harness, 0));
 }
 
 TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
