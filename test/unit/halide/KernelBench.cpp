@@ -413,7 +413,11 @@ std::vector<BenchCase> cases() {
   // ("_panels", kiln.unpack_panels), as a CPU model stores the weights that many rows
   // multiply (WeightPanels.cpp), side by side: an encode of 112 positions, the weight
   // from DRAM as in a model's encode; 8 x 128, cached. Also a decode step's batches
-  // over panels, which models do not use (multipliesFewRows), against gemv_b*.
+  // over panels, which models do not use (multipliesFewRows), against gemv_b*. The
+  // panel cases' prefetches (PanelPrefetch.cpp) are Halide's prefetchnta here, which
+  // made the K = 512 ones 6-10 % slower on a Cascade Lake VM, where a model's kernels
+  // get prefetcht0 (EmitObject.cpp) and gain: time such changes through a model
+  // (kiln-run --trace).
   for (auto [b, rows] :
        std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {8, 1}, {1, 112}, {8, 128}})
     for (auto [n, k] : std::vector<std::pair<int64_t, int64_t>>{
