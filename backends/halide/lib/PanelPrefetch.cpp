@@ -8,6 +8,13 @@ using namespace kiln::halide_backend;
 
 namespace {
 
+/// The index of the first element `load` reads (a ramp's base); undefined for a gather.
+Expr firstIndex(const Load *load) {
+  if (const Ramp *ramp = load->index.as<Ramp>())
+    return ramp->base;
+  return load->index.type().is_scalar() ? load->index : Expr();
+}
+
 /// The index of the first load of `weight` in a statement (a ramp's base).
 class FirstWeightLoad : public IRVisitor {
 public:
@@ -21,10 +28,7 @@ private:
       IRVisitor::visit(op);
       return;
     }
-    if (const Ramp *ramp = op->index.as<Ramp>())
-      index = ramp->base;
-    else if (op->index.type().is_scalar())
-      index = op->index;
+    index = firstIndex(op);
   }
   const std::string &weight;
 };
@@ -113,32 +117,30 @@ private:
     op->body.accept(this);
     inProducer = false;
   }
-  void visit(const LetStmt *op) override {
-    if (!inProducer) {
-      IRVisitor::visit(op);
-      return;
-    }
-    bindings.emplace_back(op->name, op->value);
-    op->body.accept(this);
+  /// Visits `body` with `name` standing for `value`: a let's value, a loop's minimum.
+  void visitBound(const std::string &name, const Expr &value, const Stmt &body) {
+    bindings.emplace_back(name, value);
+    body.accept(this);
     bindings.pop_back();
   }
-  void visit(const For *op) override {
-    if (!inProducer) {
+  void visit(const LetStmt *op) override {
+    if (inProducer)
+      visitBound(op->name, op->value, op->body);
+    else
       IRVisitor::visit(op);
-      return;
-    }
-    bindings.emplace_back(op->name, op->min);
-    op->body.accept(this);
-    bindings.pop_back();
+  }
+  void visit(const For *op) override {
+    if (inProducer)
+      visitBound(op->name, op->min, op->body);
+    else
+      IRVisitor::visit(op);
   }
   void visit(const Store *op) override {
     const Load *load = op->value.as<Load>();
     if (!inProducer || start.defined() || op->name != staged || !load)
       return;
-    Expr index = load->index;
-    if (const Ramp *ramp = index.as<Ramp>())
-      index = ramp->base;
-    if (!index.type().is_scalar())
+    Expr index = firstIndex(load);
+    if (!index.defined())
       return;
     for (auto it = bindings.rbegin(); it != bindings.rend(); ++it)
       index = substitute(it->first, it->second, index);
