@@ -33,6 +33,21 @@ private:
   const std::string &weight;
 };
 
+/// `loop` with a prefetch of the cache line at `buffer[offset]` at the top of its body,
+/// only where `condition` holds (when defined). Halide's `prefetch` directive cannot say
+/// it: it prefetches the footprint of its own loop at a fixed offset.
+Stmt prependPrefetch(const For *loop, const std::string &buffer, const Expr &offset,
+                     const Expr &condition = Expr()) {
+  Expr prefetch = Call::make(Float(32), Call::prefetch,
+                             {Variable::make(Handle(), buffer), simplify(offset), 1, 1},
+                             Call::Intrinsic);
+  Stmt fetch = Evaluate::make(prefetch);
+  if (condition.defined())
+    fetch = IfThenElse::make(condition, fetch);
+  return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->device_api,
+                   Block::make(fetch, loop->body));
+}
+
 class PrefetchNextPanel : public IRMutator {
 public:
   explicit PrefetchNextPanel(PanelPrefetchLoops loops) : loops(std::move(loops)) {}
@@ -84,13 +99,7 @@ private:
     Expr panelStart = substitute(op->name, op->min, load.index);
     Expr offset =
         panelStart + static_cast<int>(loops.panelElements) + line * kLineElements;
-    Expr prefetch =
-        Call::make(Float(32), Call::prefetch,
-                   {Variable::make(Handle(), loops.weight), simplify(offset), 1, 1},
-                   Call::Intrinsic);
-    Stmt fetch = IfThenElse::make(tile < kChunks, Evaluate::make(prefetch));
-    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
-                     Block::make(fetch, op->body));
+    return prependPrefetch(op, loops.weight, offset, tile < kChunks);
   }
 
   PanelPrefetchLoops loops;
@@ -181,11 +190,7 @@ private:
     Expr step = Variable::make(Int(32), op->name) - op->min;
     Expr line = step * lines / static_cast<int>(loops.iterations);
     Expr offset = start + static_cast<int>(elements) + line * kLineElements;
-    Expr prefetch = Call::make(Float(32), Call::prefetch,
-                               {Variable::make(Handle(), buffer), simplify(offset), 1, 1},
-                               Call::Intrinsic);
-    return For::make(op->name, op->min, op->extent, op->for_type, op->device_api,
-                     Block::make(Evaluate::make(prefetch), op->body));
+    return prependPrefetch(op, buffer, offset);
   }
 
   RowsPrefetchLoops loops;
