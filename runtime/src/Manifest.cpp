@@ -207,9 +207,10 @@ std::unique_ptr<Manifest> parseManifest(std::string_view json) {
   const Json &abi = member(*root, key::kAbiVersion, "manifest");
   if (!abi.isInteger())
     invalid(key::kAbiVersion, "expected an integer");
-  if (abi.asInt() != abi::kModelAbiVersion)
+  if (!abi::isSupportedAbiVersion(abi.asInt()))
     fail(KILN_STATUS_INCOMPATIBLE, "manifest ", key::kAbiVersion, " is ", abi.asInt(),
-         "; this runtime supports ", abi::kModelAbiVersion);
+         "; this runtime supports ", abi::kMinModelAbiVersion, " to ",
+         abi::kModelAbiVersion);
   m->abiVersion = int(abi.asInt());
   m->model = getString(*root, key::kModel, "manifest");
   if (root->find(key::kTarget))
@@ -219,6 +220,15 @@ std::unique_ptr<Manifest> parseManifest(std::string_view json) {
         *root, key::kWeights, "manifest", "weight precision", abi::kWeightPrecisions)];
 
   m->parameters = parseParameters(*root);
+  for (size_t i = 0; i < m->parameters.size(); ++i) {
+    const TensorDesc &p = m->parameters[i];
+    if (p.source && p.source->conversion == Conversion::Panels &&
+        m->abiVersion < abi::kPanelsAbiVersion)
+      invalid(cat(key::kParameters, "[", i, "]"),
+              cat("parameter '", p.name, "' has conversion \"panels\", which needs ",
+                  key::kAbiVersion, " ", abi::kPanelsAbiVersion, "; the manifest has ",
+                  m->abiVersion));
+  }
   const auto &kernels = getArray(*root, key::kKernels, "manifest");
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (!kernels[i].isString() || kernels[i].asString().empty())

@@ -86,10 +86,10 @@ Model::Model(const std::string &path) : path_(path) {
       fail(KILN_STATUS_INVALID_MODEL, "'", path, "' is not a Kiln model (it exports ",
            abi::kManifestSymbol, " but not ", abi::kAbiVersionSymbol, ")");
     int version = abiFn();
-    if (version != abi::kModelAbiVersion)
+    if (!abi::isSupportedAbiVersion(version))
       fail(KILN_STATUS_INCOMPATIBLE, "model '", path, "' was built for Kiln model ABI ",
-           version, "; this runtime supports ABI ", abi::kModelAbiVersion,
-           " (rebuild the model with a matching compiler)");
+           version, "; this runtime supports ABI ", abi::kMinModelAbiVersion, " to ",
+           abi::kModelAbiVersion, " (rebuild the model with a matching compiler)");
     const char *json = manifestFn();
     if (!json)
       fail(KILN_STATUS_INVALID_MODEL, "model '", path,

@@ -174,7 +174,7 @@ TEST(CompileTest, ManifestEscapesNamesAndListsEveryBuffer) {
   llvm::Expected<llvm::json::Value> json = llvm::json::parse(*c.result);
   ASSERT_TRUE(bool(json)) << llvm::toString(json.takeError()) << "\n" << *c.result;
   const llvm::json::Object &root = *json->getAsObject();
-  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 4);
+  EXPECT_EQ(root.getInteger("abi_version").getValueOr(0), 5);
   EXPECT_EQ(root.getString("model").getValueOr(""), "e2e_unary");
   const llvm::json::Object &entry = *(*root.getArray("entries"))[0].getAsObject();
   const llvm::json::Object &input = *(*entry.getArray("inputs"))[0].getAsObject();

@@ -52,8 +52,13 @@ extern "C" {
  *    ("source", "conversion", "rows"), and the manifest says the weights' precision.
  * 4: a step may write several buffers, its last "outputs" args (one kernel appends to
  *    the key and the value cache at once).
+ * 5: a parameter may be an f32 weight packed into column panels at load time
+ *    (conversion "panels"), the layout the CPU matrix products read.
+ * A runtime also loads models of the versions from KILN_MODEL_ABI_VERSION_MIN on: each
+ * of those manifests means the same under the current version.
  */
-#define KILN_MODEL_ABI_VERSION 4
+#define KILN_MODEL_ABI_VERSION 5
+#define KILN_MODEL_ABI_VERSION_MIN 4
 
 /* ---- Status ------------------------------------------------------------------------ */
 

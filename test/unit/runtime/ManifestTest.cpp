@@ -12,7 +12,7 @@ namespace {
 // A valid one-entry manifest: y = view(matmul(x, w)) with a temp in between. Tests break
 // it with textual replacements.
 const std::string kGood = R"({
-  "abi_version": 4, "model": "m", "target": "host",
+  "abi_version": 5, "model": "m", "target": "host",
   "parameters": [{"name": "w", "dtype": "f32", "shape": [8, 8]}],
   "kernels": ["mm", "copy"],
   "entries": [{
@@ -92,10 +92,27 @@ TEST(Manifest, RejectsNonJsonAndOtherAbi) {
   auto [code, message] = failure("{\"abi_version\": 1,");
   EXPECT_EQ(code, KILN_STATUS_INVALID_MODEL);
   EXPECT_EQ(message.rfind("invalid manifest: not valid JSON (byte ", 0), 0u) << message;
-  auto [abiCode, abiMessage] =
-      failure(replaced(kGood, "\"abi_version\": 4", "\"abi_version\": 1"));
-  EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE);
-  EXPECT_EQ(abiMessage, "manifest abi_version is 1; this runtime supports 4");
+  for (int version : {1, 3, 6}) {
+    auto [abiCode, abiMessage] = failure(replaced(
+        kGood, "\"abi_version\": 5", "\"abi_version\": " + std::to_string(version)));
+    EXPECT_EQ(abiCode, KILN_STATUS_INCOMPATIBLE) << version;
+    EXPECT_EQ(abiMessage, "manifest abi_version is " + std::to_string(version) +
+                              "; this runtime supports 4 to 5");
+  }
+}
+
+// ABI 5 added the panels conversion and nothing else: a model of ABI 4 still loads, and
+// its manifest cannot ask for panels.
+TEST(Manifest, AcceptsTheEarlierAbiWithoutPanels) {
+  std::string older = replaced(kGood, "\"abi_version\": 5", "\"abi_version\": 4");
+  EXPECT_EQ(parseManifest(older)->abiVersion, 4);
+  EXPECT_EQ(parseManifest(kGood)->abiVersion, 5);
+  const std::string w = R"({"name": "w", "dtype": "f32", "shape": [8, 8]})";
+  expectInvalid(
+      replaced(older, w, w + R"(, {"name": "w.panels", "dtype": "f32", "shape": [2, 8, 4],
+                         "source": "w", "conversion": "panels"})"),
+      "parameters[1]: parameter 'w.panels' has conversion \"panels\", which needs "
+      "abi_version 5; the manifest has 4");
 }
 
 TEST(Manifest, RejectsMissingOrMistypedFields) {

@@ -207,7 +207,14 @@ TEST(ModelOpen, DirectoryIsRejected) {
 // A model from before ABI 2 (no live ranges) is rejected by its ABI version, naming both.
 TEST(ModelOpen, OlderAbiVersionIsIncompatible) {
   expectOpenFails(FAKE_MODEL_ABI1, KILN_STATUS_INCOMPATIBLE,
-                  "built for Kiln model ABI 1; this runtime supports ABI 4");
+                  "built for Kiln model ABI 1; this runtime supports ABI 4 to 5");
+}
+
+// A model from a newer compiler than this runtime: the same error, never a guess at
+// what it means.
+TEST(ModelOpen, NewerAbiVersionIsIncompatible) {
+  expectOpenFails(FAKE_MODEL_ABI6, KILN_STATUS_INCOMPATIBLE,
+                  "built for Kiln model ABI 6; this runtime supports ABI 4 to 5");
 }
 
 TEST(ModelOpen, MissingKernelSymbolIsNamed) {

@@ -44,7 +44,7 @@ const std::string kPanels = R"([
    "conversion": "int8_scale"}])";
 
 std::unique_ptr<Manifest> manifest(const std::string &parameters = kParameters) {
-  return parseManifest(R"({"abi_version": 4, "model": "m", "weights": "int8",
+  return parseManifest(R"({"abi_version": 5, "model": "m", "weights": "int8",
     "parameters": )" + parameters +
                        R"(, "kernels": ["k"],
     "entries": [{"name": "f",

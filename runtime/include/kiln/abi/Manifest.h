@@ -16,6 +16,7 @@
 #include "kiln/runtime.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <iterator>
 #include <optional>
 #include <string_view>
@@ -23,8 +24,17 @@
 namespace kiln::abi {
 
 /// The model ABI: what a model's kiln_model_abi_version() returns and its manifest's
-/// "abi_version" holds. The C API spells the same number KILN_MODEL_ABI_VERSION.
+/// "abi_version" holds. The C API spells the same number KILN_MODEL_ABI_VERSION. The
+/// compiler writes kModelAbiVersion; the runtime loads kMinModelAbiVersion on.
 inline constexpr int kModelAbiVersion = KILN_MODEL_ABI_VERSION;
+inline constexpr int kMinModelAbiVersion = KILN_MODEL_ABI_VERSION_MIN;
+/// The first ABI with column-panel parameters (Conversion::Panels).
+inline constexpr int kPanelsAbiVersion = 5;
+
+/// Whether a runtime of this header loads a model of ABI `version`.
+constexpr bool isSupportedAbiVersion(int64_t version) {
+  return version >= kMinModelAbiVersion && version <= kModelAbiVersion;
+}
 
 /// The C symbols that make a shared library a Kiln model.
 inline constexpr const char kManifestSymbol[] = "kiln_model_manifest";
