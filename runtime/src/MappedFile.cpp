@@ -65,6 +65,15 @@ void MappedFile::checkUnchanged() const {
          "); replace ", what_, "s by rename, not in place, and open the new file");
 }
 
+void MappedFile::release(const uint8_t *begin, size_t bytes) const {
+  const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (uintptr_t(begin) + page - 1) / page * page;
+  uintptr_t last = (uintptr_t(begin) + bytes) / page * page;
+  // Advice only: the mapping reads the same bytes whether or not the kernel takes it.
+  if (first < last)
+    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+}
+
 MappedFile::~MappedFile() {
   if (data_)
     ::munmap(const_cast<uint8_t *>(data_), size_);

@@ -31,6 +31,10 @@ public:
   // bytes or, past a new end, raise SIGBUS. A file replaced by rename is unaffected: the
   // mapping holds the old one.
   void checkUnchanged() const;
+  // Drops the whole pages within [begin, begin + bytes) from the process's resident set,
+  // for bytes it will not read again (a weight converted into memory of its own). They
+  // stay in the page cache, and reading them again would fault them back in.
+  void release(const uint8_t *begin, size_t bytes) const;
 
 private:
   std::string path_;

@@ -35,6 +35,10 @@ public:
   const uint8_t *data(const SafetensorsTensor &t) const { return dataStart_ + t.begin; }
   // See MappedFile::checkUnchanged.
   void checkUnchanged() const { file_.checkUnchanged(); }
+  // See MappedFile::release: `t`'s bytes, for a tensor read only to be converted.
+  void release(const SafetensorsTensor &t) const {
+    file_.release(data(t), t.end - t.begin);
+  }
 
 private:
   MappedFile file_;

@@ -15,6 +15,7 @@
 #include "WeightConversion.h"
 #include "WeightsPlan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -56,8 +57,16 @@ Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path
     own(i, std::move(copy));
     stats_.copied_bytes += bytes;
   }
-  for (const auto &[source, users] : bySource)
+  // A converted source is not read again unless a parameter maps it as well: its
+  // pages leave the process as soon as it is converted, so that the weights do not
+  // count twice in its memory (transformer_base's linear weights, in panels, would).
+  for (const auto &[source, users] : bySource) {
     convert(manifest, *source, users);
+    const SafetensorsTensor *converted = source;
+    if (std::none_of(plans.begin(), plans.end(),
+                     [&](const ParameterPlan &plan) { return plan.stored == converted; }))
+      file_.release(*source);
+  }
 }
 
 Weights::Block Weights::allocate(size_t bytes) {

@@ -10,6 +10,8 @@
 #include "Weights.h"
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 
 using namespace kiln::rt;
 using namespace kiln::test;
@@ -366,6 +368,50 @@ TEST_F(WeightsLoad, PanelsUnderTheirSourcesName) {
   encode(misshapen, KILN_DTYPE_F32);
   expectHas(failure({emb, misshapen}, named),
             "tensor 'w' has shape [2, 3, 3], expected [2, 3, 2]");
+}
+
+/// The bytes of `path`'s mappings resident in this process (/proc/self/smaps "Rss").
+size_t residentBytesOf(const std::string &path) {
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inFile = false;
+  size_t kilobytes = 0;
+  while (std::getline(smaps, line)) {
+    // A mapping's first line, "start-end perms offset dev inode path", has no ':' in
+    // its first field; each of its fields' lines, "Rss:  8 kB", has.
+    std::string first = line.substr(0, line.find(' '));
+    if (first.find(':') == std::string::npos) {
+      inFile = line.size() > path.size() &&
+               line.compare(line.size() - path.size(), path.size(), path) == 0;
+      continue;
+    }
+    if (inFile && first == "Rss:")
+      kilobytes += std::stoul(line.substr(first.size()));
+  }
+  return kilobytes << 10;
+}
+
+// A source read only to be converted leaves the process's resident memory once the
+// conversion is made (its pages stay in the page cache); one that a parameter also
+// maps stays, which shows that the measurement sees the file.
+TEST_F(WeightsLoad, SourcesOnlyConvertedAreNotKeptResident) {
+  Checkpoint big{"big", {256, 1024}, exactValues(256 * 1024, rng), KILN_DTYPE_F32, {}};
+  encode(big, KILN_DTYPE_F32);
+  write(path, {big});
+  const std::string file = std::filesystem::canonical(path).string();
+  const std::string panels = R"({"name": "big.panels", "dtype": "f32",
+                                 "shape": [4, 1024, 64], "source": "big",
+                                 "conversion": "panels"})";
+  {
+    Weights weights(*manifest("[" + panels + "]"), path);
+    EXPECT_LT(residentBytesOf(file), 64u << 10);
+    EXPECT_EQ(values<float>(weights, 0), panelsOf(big.values, 0, 256, 1024, 64));
+  }
+  Weights weights(
+      *manifest(R"([{"name": "big", "dtype": "f32", "shape": [256, 1024]}, )" + panels +
+                "]"),
+      path);
+  EXPECT_GE(residentBytesOf(file), 1u << 20);
 }
 
 TEST_F(WeightsLoad, PanelsSourceOfAnotherShapeSaysWhatFits) {
