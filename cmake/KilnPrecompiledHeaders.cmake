@@ -1,8 +1,8 @@
 # KilnPrecompiledHeaders.cmake - one precompiled header per heavy target.
 #
 # Most of a compiler-side translation unit's build time is GCC parsing the same headers:
-# kiln/ir/KilnOps.h with MLIR behind it (about 4 s), Halide.h (about 2.5 s), gtest, CLI11.
-# A target that compiles many such units parses them once instead:
+# kiln/ir/KilnOps.h with MLIR behind it (about 4 s), Halide.h (about 2.5 s), gtest,
+# pybind11. A target that compiles many such units parses them once instead:
 #
 #   kiln_precompile_headers(TARGET [MLIR] [HALIDE] [GTEST] [HEADERS <h>...])
 #
@@ -32,10 +32,12 @@ function(kiln_precompile_headers target)
   # C++ targets only: CMake would precompile the same list for a C source's language too.
   target_precompile_headers(${target} PRIVATE ${headers})
   # GCC 12 warns, wrongly, about the memcpy of std::string's insert and replace when it
-  # inlines them at -O3 (a bound that "exceeds maximum object size", regions that "may
-  # overlap"). It says nothing of them in a system header, but the libstdc++ headers
-  # read back from a precompiled header no longer count as such, so units that
-  # concatenate strings would print them.
+  # inlines them at -O3 (a bound that "exceeds maximum object size"; -Wrestrict's
+  # regions that "may overlap" are the same case). It says nothing of them in a system
+  # header, but the libstdc++ headers read back from a precompiled header no longer
+  # count as such, so units that concatenate strings would print them. (kiln-run, which
+  # has no precompiled header, builds with -Wall and so prints the -Wrestrict one for
+  # Generate.cpp with or without it.)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -Wno-stringop-overflow -Wno-stringop-overread
       -Wno-restrict)

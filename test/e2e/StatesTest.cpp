@@ -154,20 +154,25 @@ struct ScratchDir {
   ~ScratchDir() { llvm::sys::fs::remove_directories(path); }
 };
 
+/// A context with the kiln dialect whose diagnostics are collected in `text`.
+struct DiagnosticContext {
+  DiagnosticContext() { context.loadDialect<KilnDialect>(); }
+  mlir::MLIRContext context;
+  std::string text;
+  mlir::ScopedDiagnosticHandler handler{&context, [this](mlir::Diagnostic &d) {
+                                          text += d.str() + "\n";
+                                          return mlir::success();
+                                        }};
+};
+
 /// Compiles the decoder into `outputDir`; its path, or "" (with a test failure) when it
 /// does not compile.
 std::string compileDecoder(const std::string &outputDir) {
-  mlir::MLIRContext context;
-  context.loadDialect<KilnDialect>();
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
+  DiagnosticContext diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(kDecoder, &context);
+      mlir::parseSourceString<mlir::ModuleOp>(kDecoder, &diagnostics.context);
   if (!module) {
-    ADD_FAILURE() << "the module does not parse: " << diagnostics;
+    ADD_FAILURE() << "the module does not parse: " << diagnostics.text;
     return std::string();
   }
   halide_backend::CompileOptions options;
@@ -175,7 +180,7 @@ std::string compileDecoder(const std::string &outputDir) {
   mlir::FailureOr<std::string> path =
       halide_backend::compileModel(*module, "e2e_states", options);
   if (mlir::failed(path)) {
-    ADD_FAILURE() << "the module does not compile: " << diagnostics;
+    ADD_FAILURE() << "the module does not compile: " << diagnostics.text;
     return std::string();
   }
   return *path;
@@ -435,13 +440,7 @@ TEST_F(DecoderStates, StepWithoutStartFails) {
 }
 
 TEST(StatesCompileTest, ReshapedPrefixIsAnError) {
-  mlir::MLIRContext context;
-  context.loadDialect<KilnDialect>();
-  std::string diagnostics;
-  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    diagnostics += d.str() + "\n";
-    return mlir::success();
-  });
+  DiagnosticContext diagnostics;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(R"mlir(
 func @step(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", ""]},
@@ -453,15 +452,15 @@ func @step(%x: tensor<?x2x1x4xf32> {kiln.name = "x", kiln.dims = ["B", "", "", "
   kiln.return %r : tensor<?x2x?xf32>
 }
 )mlir",
-                                              &context);
-  ASSERT_TRUE(module) << diagnostics;
+                                              &diagnostics.context);
+  ASSERT_TRUE(module) << diagnostics.text;
   halide_backend::CompileOptions options;
   options.outputDir = buildDir() + "/never-written-states";
   EXPECT_TRUE(
       mlir::failed(halide_backend::compileModel(*module, "e2e_bad_states", options)));
-  EXPECT_NE(diagnostics.find("cannot reshape a strided view of a cache"),
+  EXPECT_NE(diagnostics.text.find("cannot reshape a strided view of a cache"),
             std::string::npos)
-      << diagnostics;
+      << diagnostics.text;
   EXPECT_FALSE(llvm::sys::fs::exists(options.outputDir));
 }
 
