@@ -189,7 +189,7 @@ TEST_F(HalideLowerBf16, KernelsNeedNoAvx512Fp16) {
   // moved on its own (a gather of bf16 values) is where LLVM picks FP16's vmovw: the
   // panel schedule's transpose and the dot product's tails must have none.
   Halide::Target target("x86-64-linux-avx512_sapphirerapids");
-  std::string path = ::testing::TempDir() + "/bf16_kernel.s";
+  std::string path = scratchPath("bf16_kernel.s");
   for (auto [rows, k] :
        std::vector<std::pair<std::string, int64_t>>{{"?x?x", 2048}, {"?x", 20}}) {
     loadLinear(rows, k, 70);

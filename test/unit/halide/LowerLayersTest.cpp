@@ -107,7 +107,7 @@ TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
 
 /// The assembly of `harness`'s kernel for `target`, as a model's kernel is emitted.
 std::string kernelAssembly(KernelHarness &harness, const Halide::Target &target) {
-  std::string path = ::testing::TempDir() + "/kernel.s";
+  std::string path = scratchPath("kernel.s");
   std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
                                      harness.kernel.inputs.end());
   emitKernelFiles(harness.pipeline.compile_to_module(args, "kernel", target),

@@ -195,7 +195,7 @@ TEST(QuantizedLinearCodegen, CpuKernelUsesVnniDotProducts) {
                                    x + ", " + w + ", " + s + ", " + s + ") -> " + x),
                    host),
       "");
-  std::string path = ::testing::TempDir() + "quantized_linear.s";
+  std::string path = scratchPath("quantized_linear.s");
   harness.pipeline.compile_to_assembly(path, harness.pipeline.infer_arguments(),
                                        "quantized_linear", host);
   std::ifstream file(path);

@@ -21,6 +21,7 @@
 #include <iterator>
 #include <limits>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace kiln::halide_backend::test {
@@ -115,6 +116,13 @@ protected:
   unsigned seed = 1;
 };
 
+/// A path in the tests' temporary folder for this process's file `name`: ctest runs
+/// each test in a process of its own, two or more at once, and a shared name let one
+/// test read or remove another's file.
+inline std::string scratchPath(const std::string &name) {
+  return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" + name;
+}
+
 /// The text of the file at `path`, which is then removed.
 inline std::string takeFile(const std::string &path) {
   std::ifstream file(path);
@@ -126,7 +134,7 @@ inline std::string takeFile(const std::string &path) {
 
 /// The Halide statement of `harness`'s kernel, as text.
 inline std::string loweredStmt(KernelHarness &harness) {
-  std::string path = ::testing::TempDir() + "/lowered_kernel.stmt";
+  std::string path = scratchPath("lowered_kernel.stmt");
   std::vector<Halide::Argument> args(harness.kernel.inputs.begin(),
                                      harness.kernel.inputs.end());
   harness.pipeline.compile_to_lowered_stmt(path, args, Halide::Text);
