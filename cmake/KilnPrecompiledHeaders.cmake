@@ -35,9 +35,9 @@ function(kiln_precompile_headers target)
   # inlines them at -O3 (a bound that "exceeds maximum object size"; -Wrestrict's
   # regions that "may overlap" are the same case). It says nothing of them in a system
   # header, but the libstdc++ headers read back from a precompiled header no longer
-  # count as such, so units that concatenate strings would print them. (kiln-run, which
-  # has no precompiled header, builds with -Wall and so prints the -Wrestrict one for
-  # Generate.cpp with or without it.)
+  # count as such, so units that concatenate strings would print them. (kiln-run has no
+  # precompiled header and builds with -Wall; its units append to strings instead of
+  # concatenating "literal" + std::string, which draws the -Wrestrict one.)
   if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
     target_compile_options(${target} PRIVATE -Wno-stringop-overflow -Wno-stringop-overread
       -Wno-restrict)

@@ -132,8 +132,11 @@ void generateText(const GenerateCommandOptions &o) {
   size_t tokens = 0;
   for (const GenerateResult &r : results) {
     std::string line;
-    for (int32_t id : r.best.tokens)
-      line += (line.empty() ? "" : ",") + std::to_string(id);
+    for (int32_t id : r.best.tokens) {
+      if (!line.empty())
+        line += ',';
+      line += std::to_string(id);
+    }
     std::printf("%s\n", line.c_str());
     tokens += r.best.tokens.size();
   }
