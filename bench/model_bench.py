@@ -15,6 +15,12 @@ is Debian's python3-torch (eval mode, its fast path on; bench/generate_torch.py'
 greedy decoding); ONNX Runtime is onnxruntime-node on graphs bench/onnx_export.py writes
 (bench/ort_bench.js). Run it through bench/run_model_bench.sh, which installs and builds
 what it needs and puts PyTorch on OpenBLAS. Prints a markdown table.
+
+The machines this runs on are shared, and their load moves by tens of percent within a
+minute, so one engine timed after another can land in a different load. --rounds R
+times every case R times, the engines' order rotated each round, and the ceilings once
+a round; a ratio is taken within each round (the engines of one case timed back to back)
+and the table shows the median over the rounds with their range.
 """
 import argparse
 import ctypes
@@ -61,10 +67,33 @@ def print_machine(threads, load_before, started, args):
     """The line under which a run's tables are read: the CPU, the load, the repeats."""
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), platform.processor())
+    rounds = (f"{args.rounds} rounds, the engines' order rotated each round; in each, "
+              if args.rounds > 1 else "")
     print(f"\n{cpu}, {os.cpu_count()} cores, {threads} threads per engine; load average "
           f"{load_before:.1f} before, {os.getloadavg()[0]:.1f} after; "
-          f"{time.time() - started:.0f} s. Medians of {args.encoder_repeat} (encoder) "
-          f"and {args.greedy_repeat} (greedy) runs after one warm-up.\n")
+          f"{time.time() - started:.0f} s. {rounds}medians of {args.encoder_repeat} "
+          f"(encoder) and {args.greedy_repeat} (greedy) runs after one warm-up.\n")
+
+
+ENGINES = ("Kiln", "ORT", "PyTorch")
+
+
+def rotated(round_index):
+    """The engines in the order of one round: each goes first in turn."""
+    k = round_index % len(ENGINES)
+    return ENGINES[k:] + ENGINES[:k]
+
+
+def median(values):
+    return float(np.median(values))
+
+
+def spread(values, fmt, unit=""):
+    """A median over rounds, with the rounds' range when there are several."""
+    text = format(median(values), fmt) + unit
+    if len(values) > 1:
+        text += f" ({format(min(values), fmt)}–{format(max(values), fmt)})"
+    return text
 
 
 def read_manifest(model_so):
@@ -150,48 +179,86 @@ def save_npy(work, name, tensor):
     return path
 
 
-def encoder_case(args, model, weights, ort, work, batch, length, pad):
-    """Median ms of Kiln, ONNX Runtime and PyTorch on one encode, and their largest
-    difference from PyTorch on the positions that are not padding."""
-    src = torch.randint(0, CONFIG["vocab"], (batch, length))
-    lens = torch.full((batch,), length - pad)
-    files = {"src_ids": save_npy(work, "src_ids", src),
-             "src_lengths": save_npy(work, "src_lengths", lens)}
-    kiln_out = os.path.join(work, f"kiln_b{batch}")
-    ms = {"Kiln": kiln_median_ms(args.kiln_run, args.model, weights, "encode", files,
-                                 args.encoder_repeat, save_outputs=kiln_out)}
-    with torch.no_grad():
-        ms["PyTorch"] = torch_median_ms(lambda: model.encode(src, lens),
-                                        args.encoder_repeat)
-        reference = model.encode(src, lens)
-    ort_out = os.path.join(work, "ort_memory.bin")
-    ms["ORT"] = ort.run("encode", args.encoder_repeat, output=ort_out,
-                        inputs=[ort.input("src_ids", src),
-                                ort.input("src_lengths", lens)])["median_ms"]
-    valid = reference[:, :length - pad]
-    outputs = {"Kiln": np.load(os.path.join(kiln_out, "memory.npy")),
-               "ORT": np.fromfile(ort_out, dtype=np.float32).reshape(reference.shape)}
-    diff = {k: float((torch.from_numpy(v)[:, :length - pad] - valid).abs().max())
-            for k, v in outputs.items()}
-    return ms, diff
+class EncoderCase:
+    """One encode of fresh random ids, timed per engine; each engine's largest
+    difference from PyTorch on the positions that are not padding, over all runs."""
+
+    def __init__(self, args, model, weights, ort, work, batch, length, pad):
+        self.args, self.model, self.weights, self.ort = args, model, weights, ort
+        self.work, self.batch, self.valid = work, batch, length - pad
+        self.src = torch.randint(0, CONFIG["vocab"], (batch, length))
+        self.lens = torch.full((batch,), length - pad)
+        self.files = {"src_ids": save_npy(work, f"src_ids_b{batch}_s{length}", self.src),
+                      "src_lengths": save_npy(work, f"src_lengths_b{batch}_s{length}",
+                                              self.lens)}
+        with torch.no_grad():
+            self.reference = self.model.encode(self.src, self.lens)[:, :self.valid]
+        self.diff = {"Kiln": 0.0, "ORT": 0.0}
+
+    def time(self, engine):
+        """Median ms of one encode by `engine`."""
+        args, repeat = self.args, self.args.encoder_repeat
+        if engine == "Kiln":
+            out = os.path.join(self.work, f"kiln_b{self.batch}")
+            ms = kiln_median_ms(args.kiln_run, args.model, self.weights, "encode",
+                                self.files, repeat, save_outputs=out)
+            self.agree(engine, np.load(os.path.join(out, "memory.npy")))
+            return ms
+        if engine == "PyTorch":
+            with torch.no_grad():
+                return torch_median_ms(lambda: self.model.encode(self.src, self.lens),
+                                       repeat)
+        out = os.path.join(self.work, "ort_memory.bin")
+        result = self.ort.run("encode", repeat, output=out,
+                              inputs=[self.ort.input("src_ids", self.src),
+                                      self.ort.input("src_lengths", self.lens)])
+        self.agree(engine, np.fromfile(out, dtype=np.float32).reshape(
+            self.batch, -1, CONFIG["d_model"]))
+        return result["median_ms"]
+
+    def agree(self, engine, output):
+        valid = torch.from_numpy(output)[:, :self.valid]
+        diff = float((valid - self.reference).abs().max())
+        self.diff[engine] = max(self.diff[engine], diff)
 
 
-def greedy_case(args, gen, weights, ort, sources_file, src, batch):
-    """Median ms per generated position of each engine, whether all generated the same
-    tokens, Kiln's median decode step in ms, and ONNX Runtime's version."""
-    s, lens = src[:batch], torch.full((batch,), src.shape[1])
-    rate, kiln_tokens, step_ms = kiln_run(args.generate_bench, args.model, weights,
-                                          sources_file, batch, args.tokens,
-                                          args.greedy_repeat, "kv")
-    torch_rate, torch_tokens = torch_run(gen, s, lens, args.tokens, args.greedy_repeat)
-    result = ort.run("greedy", args.greedy_repeat, src_ids=ort.input("src_ids", s),
-                     src_lengths=ort.input("src_lengths", lens), steps=args.tokens,
-                     bos=BOS, layers=CONFIG["dec"], heads=gen.heads, dk=gen.dk)
-    ms = {"Kiln": 1e3 * batch / rate, "PyTorch": 1e3 * batch / torch_rate,
-          "ORT": result["median_ms"] / args.tokens}
-    same = torch.equal(kiln_tokens, torch_tokens) and \
-        torch.equal(kiln_tokens, torch.tensor(result["tokens"]))
-    return ms, same, step_ms, result["version"]
+class GreedyCase:
+    """Greedy generation from the first `batch` sources, timed per engine in ms per
+    generated position; whether every run of every engine generated the same tokens,
+    Kiln's decode steps (median ms of each run) and ONNX Runtime's version."""
+
+    def __init__(self, args, gen, weights, ort, sources_file, src, batch):
+        self.args, self.gen, self.weights, self.ort = args, gen, weights, ort
+        self.sources_file, self.batch = sources_file, batch
+        self.src, self.lens = src[:batch], torch.full((batch,), src.shape[1])
+        self.tokens, self.same, self.step_ms, self.version = None, True, [], None
+
+    def time(self, engine):
+        args, batch = self.args, self.batch
+        if engine == "Kiln":
+            rate, tokens, step_ms = kiln_run(args.generate_bench, args.model,
+                                             self.weights, self.sources_file, batch,
+                                             args.tokens, args.greedy_repeat, "kv")
+            self.step_ms.append(step_ms)
+        elif engine == "PyTorch":
+            rate, tokens = torch_run(self.gen, self.src, self.lens, args.tokens,
+                                     args.greedy_repeat)
+        else:
+            result = self.ort.run("greedy", args.greedy_repeat,
+                                  src_ids=self.ort.input("src_ids", self.src),
+                                  src_lengths=self.ort.input("src_lengths", self.lens),
+                                  steps=args.tokens, bos=BOS, layers=CONFIG["dec"],
+                                  heads=self.gen.heads, dk=self.gen.dk)
+            self.version = result["version"]
+            self.compare(torch.tensor(result["tokens"]))
+            return result["median_ms"] / args.tokens
+        self.compare(tokens)
+        return 1e3 * batch / rate
+
+    def compare(self, tokens):
+        if self.tokens is None:
+            self.tokens = tokens
+        self.same = self.same and torch.equal(self.tokens, tokens)
 
 
 def stream_read_gbs(binary, size, repeat):
@@ -200,10 +267,30 @@ def stream_read_gbs(binary, size, repeat):
     return float(re.search(r"median ([0-9.]+) GB/s", out).group(1))
 
 
-def ratio_cells(ms, goal):
-    best = min(ms["ORT"], ms["PyTorch"])
-    return (f"| {ms['Kiln']:.2f} | {ms['ORT']:.2f} | {ms['PyTorch']:.2f} "
-            f"| {best / ms['Kiln']:.2f}× | {ms['ORT'] / ms['Kiln']:.2f}× | {goal} ")
+def ratio_cells(rounds, goal):
+    """Table cells of one case from its rounds (each a dict of engine -> ms): the
+    engines' median ms, then the ratios taken within each round."""
+    ms = {e: [r[e] for r in rounds] for e in ENGINES}
+    best = [min(r["ORT"], r["PyTorch"]) / r["Kiln"] for r in rounds]
+    ort = [r["ORT"] / r["Kiln"] for r in rounds]
+    return (f"| {median(ms['Kiln']):.2f} | {median(ms['ORT']):.2f} "
+            f"| {median(ms['PyTorch']):.2f} | {spread(best, '.2f', '×')} "
+            f"| {spread(ort, '.2f', '×')} | {goal} ")
+
+
+def run_rounds(args, started, cases, ceilings):
+    """Times every case's engines in each round, the order rotated, and the ceilings
+    after them; returns, per case name, the rounds' dicts of engine -> ms, and per
+    ceiling its value in each round."""
+    times = {name: [] for name in cases}
+    values = {name: [] for name in ceilings}
+    for r in range(args.rounds):
+        for name, case in cases.items():
+            times[name].append({e: case.time(e) for e in rotated(r)})
+            log(started, f"round {r + 1}: {name}")
+        for name, measure in ceilings.items():
+            values[name].append(measure())
+    return times, values
 
 
 def main():
@@ -223,6 +310,8 @@ def main():
                    help="the short encoder case, b1")
     p.add_argument("--greedy-src-len", type=int, default=64)
     p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--rounds", type=int, default=3,
+                   help="times every case, the engines' order rotated each round")
     args = p.parse_args()
     threads, load_before, started = start_run()
 
@@ -239,69 +328,75 @@ def main():
     ort = Ort(os.path.join(os.path.dirname(os.path.abspath(__file__)), "ort_bench.js"),
               work, threads)
 
-    enc1, diff1 = encoder_case(args, model, weights, ort, work, 1, args.src_len, args.pad)
-    log(started, "encoder b1")
-    enc8, diff8 = encoder_case(args, model, weights, ort, work, 8, args.src_len, 0)
-    log(started, "encoder b8")
-    short, diff_short = encoder_case(args, model, weights, ort, work, 1,
-                                     args.short_src_len, 0)
-    log(started, "encoder b1 short")
-
+    src_len, short_len = args.src_len, args.short_src_len
     gen = CachedGreedy(model)
     src = torch.randint(3, CONFIG["vocab"], (8, args.greedy_src_len))
     sources_file = os.path.join(work, "sources.txt")
     with open(sources_file, "w") as f:
         f.writelines(" ".join(map(str, row)) + "\n" for row in src.tolist())
-    greedy1, same1, step_ms, ort_version = greedy_case(args, gen, weights, ort,
-                                                       sources_file, src, 1)
-    log(started, "greedy b1")
-    greedy8, same8, _, _ = greedy_case(args, gen, weights, ort, sources_file, src, 8)
-    log(started, "greedy b8")
-
+    cases = {
+        "enc1": EncoderCase(args, model, weights, ort, work, 1, src_len, args.pad),
+        "enc8": EncoderCase(args, model, weights, ort, work, 8, src_len, 0),
+        "short": EncoderCase(args, model, weights, ort, work, 1, short_len, 0),
+        "greedy1": GreedyCase(args, gen, weights, ort, sources_file, src, 1),
+        "greedy8": GreedyCase(args, gen, weights, ort, sources_file, src, 8),
+    }
     manifest = read_manifest(args.model)
     step_entry = next(e for e in manifest["entries"] if e["name"] == "decode_step")
     step_bytes = parameter_bytes_read(manifest, step_entry)
-    stream = stream_read_gbs(args.stream_read, step_bytes, args.ceiling_repeat)
-    sgemm = sgemm_gflops(args.ceiling_repeat)
-    flops8 = encoder_flops(8, args.src_len)
-    kiln_gbs = step_bytes / step_ms / 1e6
+    ceilings = {
+        "stream": lambda: stream_read_gbs(args.stream_read, step_bytes,
+                                          args.ceiling_repeat),
+        "sgemm": lambda: sgemm_gflops(args.ceiling_repeat),
+    }
+    times, ceiling = run_rounds(args, started, cases, ceilings)
+    flops8 = encoder_flops(8, src_len)
 
-    def agree(diff):
+    def agree(case):
+        diff = cases[case].diff
         return f"max abs diff vs PyTorch: Kiln {diff['Kiln']:.1e}, ORT {diff['ORT']:.1e}"
 
     print_machine(threads, load_before, started, args)
-    print(f"| case | Kiln | ONNX Runtime {ort_version} | PyTorch {torch.__version__} "
-          "(OpenBLAS) | best peer ÷ Kiln "
+    print(f"| case | Kiln | ONNX Runtime {cases['greedy1'].version} | PyTorch "
+          f"{torch.__version__} (OpenBLAS) | best peer ÷ Kiln "
           "| ORT ÷ Kiln | goal (best peer or ORT ÷ Kiln) | agreement |")
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| encoder b1 s{args.src_len} ({args.pad} padded), ms "
-          f"{ratio_cells(enc1, '≥ 1.30× best peer')}| {agree(diff1)} |")
-    print(f"| encoder b8 s{args.src_len}, ms {ratio_cells(enc8, '≥ 1.15× best peer')}"
-          f"| {agree(diff8)} |")
-    print(f"| encoder b1 s{args.short_src_len}, ms {ratio_cells(short, '')}"
-          f"| {agree(diff_short)} |")
-    for b, ms, same in ((1, greedy1, same1), (8, greedy8, same8)):
+    print(f"| encoder b1 s{src_len} ({args.pad} padded), ms "
+          f"{ratio_cells(times['enc1'], '≥ 1.30× best peer')}| {agree('enc1')} |")
+    print(f"| encoder b8 s{src_len}, ms "
+          f"{ratio_cells(times['enc8'], '≥ 1.15× best peer')}| {agree('enc8')} |")
+    print(f"| encoder b1 s{short_len}, ms {ratio_cells(times['short'], '')}"
+          f"| {agree('short')} |")
+    for b in (1, 8):
+        case, goal = cases[f"greedy{b}"], "≥ 1.5× ORT" if b == 1 else ""
         print(f"| greedy b{b}, {args.tokens} tokens from {args.greedy_src_len}, ms per "
-              f"position {ratio_cells(ms, '≥ 1.5× ORT' if b == 1 else '')}"
-              f"| same tokens: {'yes' if same else 'NO'} |")
+              f"position {ratio_cells(times[f'greedy{b}'], goal)}"
+              f"| same tokens: {'yes' if case.same else 'NO'} |")
     print()
+    sgemm = ceiling["sgemm"]
+    kiln_gflops = [flops8 / r["Kiln"] / 1e6 for r in times["enc8"]]
+    share = [100 * g / c for g, c in zip(kiln_gflops, sgemm)]
+    peers = {e: median([flops8 / r[e] / 1e6 for r in times["enc8"]]) for e in ENGINES}
+    stream = ceiling["stream"]
+    step_ms = cases["greedy1"].step_ms
+    kiln_gbs = [step_bytes / ms / 1e6 for ms in step_ms]
+    stream_share = [100 * g / c for g, c in zip(kiln_gbs, stream)]
     print("| measure | value | goal |")
     print("|---|---|---|")
     print(f"| OpenBLAS sgemm 2048³ (torch.matmul), {threads} threads "
-          f"| {sgemm:.1f} GFLOP/s | |")
-    gflops = {k: flops8 / v / 1e6 for k, v in enc8.items()}
-    print(f"| encoder b8 s{args.src_len} ({flops8 / 1e9:.1f} GFLOP): Kiln / ORT / "
-          f"PyTorch | {gflops['Kiln']:.1f} / {gflops['ORT']:.1f} / "
-          f"{gflops['PyTorch']:.1f} GFLOP/s; Kiln = {100 * gflops['Kiln'] / sgemm:.0f} % "
+          f"| {spread(sgemm, '.1f')} GFLOP/s | |")
+    print(f"| encoder b8 s{src_len} ({flops8 / 1e9:.1f} GFLOP): Kiln / ORT / "
+          f"PyTorch | {peers['Kiln']:.1f} / {peers['ORT']:.1f} / "
+          f"{peers['PyTorch']:.1f} GFLOP/s; Kiln = {spread(share, '.0f', ' %')} "
           "of sgemm | ≥ 85 % |")
     print(f"| streaming read of {step_bytes / 1e6:.1f} MB (bench/stream_read.cpp, C++, "
-          f"{threads} threads) | {stream:.1f} GB/s | |")
+          f"{threads} threads) | {spread(stream, '.1f')} GB/s | |")
     print(f"| Kiln decode_step b1: {step_bytes / 1e6:.1f} MB of weights in "
-          f"{step_ms:.2f} ms (median step) | {kiln_gbs:.1f} GB/s = "
-          f"{100 * kiln_gbs / stream:.0f} % of the streaming read | ≥ 80 % |")
+          f"{median(step_ms):.2f} ms (median step) | {spread(kiln_gbs, '.1f')} GB/s = "
+          f"{spread(stream_share, '.0f', ' %')} of the streaming read | ≥ 80 % |")
     print(f"| kernels per decode_step (manifest) | {len(step_entry['steps'])} kernels "
           f"over {len(step_entry['buffers'])} buffers | ≤ 50 |")
-    if not (same1 and same8):
+    if not (cases["greedy1"].same and cases["greedy8"].same):
         sys.exit("model_bench: the engines generated different tokens")
 
 

@@ -3,7 +3,7 @@
 # run (bench/model_bench.py), with the sgemm and streaming-read ceilings; prints a
 # markdown table. Builds what it needs in build/ with -DKILN_BUILD_BENCHMARKS=ON and
 # installs onnxruntime-node into build/bench-deps. Extra arguments go to model_bench.py
-# (e.g. --encoder-repeat 3 --greedy-repeat 1 for a quick check).
+# (e.g. --rounds 1 --encoder-repeat 3 --greedy-repeat 1 for a quick check).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/install-deps.sh python3-torch python3-numpy libopenblas0-openmp libbenchmark-dev
