@@ -183,13 +183,20 @@ private:
     // The next register tile's rows follow this one's in the dense lhs (across a batch
     // entry too, the next entry's first rows); past the last row the prefetch reads
     // past the buffer, which x86 does not fault on. Spread over the k loop as the
-    // panels are: 6 rows of K = 512 are 192 lines over 256 iterations.
+    // panels are: 6 rows of K = 512 are 192 lines over 256 iterations. Where the k loop
+    // covers a block of each row, the block's lines of the next rows, row by row.
     constexpr int kLineElements = 16;
-    const int64_t elements = loops.rows * loops.rowElements;
-    const int lines = static_cast<int>((elements + kLineElements - 1) / kLineElements);
+    const int64_t stride = loops.rowStride ? loops.rowStride : loops.rowElements;
+    const int rowLines =
+        static_cast<int>((loops.rowElements + kLineElements - 1) / kLineElements);
+    const int lines = static_cast<int>(loops.rows) * rowLines;
     Expr step = Variable::make(Int(32), op->name) - op->min;
     Expr line = step * lines / static_cast<int>(loops.iterations);
-    Expr offset = start + static_cast<int>(elements) + line * kLineElements;
+    Expr next = start + static_cast<int>(loops.rows * stride);
+    Expr offset = stride == loops.rowElements
+                      ? next + line * kLineElements
+                      : next + line / rowLines * static_cast<int>(stride) +
+                            line % rowLines * kLineElements;
     return prependPrefetch(op, buffer, offset);
   }
 

@@ -44,9 +44,11 @@ struct RowsPrefetchLoops {
   /// that stages a register tile's lhs rows before its k loop (computed at the
   /// register-tile loop).
   std::string kLoop, registerTileLoop, stagedRows;
-  /// The rows a register tile stages, the elements of one (K), and the k loop's
-  /// iterations.
+  /// The rows a register tile stages, the elements of each that one pass of the k loop
+  /// reads (K, or a block of K), and the k loop's iterations.
   int64_t rows = 0, rowElements = 0, iterations = 0;
+  /// Elements from one lhs row to the next: K (0 means rowElements).
+  int64_t rowStride = 0;
 };
 
 /// The pass that has each register tile's k loop prefetch the lhs rows that the next

@@ -230,14 +230,13 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
 /// 198-202, [128, 512] -> 2048 145-147 / 189-194, [128, 2048] -> 512 144-146 /
 /// 179-187. Staging the 24-row output tile instead: the same at 128 rows, 176 / 151 at
 /// 1024; staging it k-major (the six rows' values side by side): 114-154. Only for a
-/// static K whose rows fit a stack tile (Halide sizes it statically); a dynamic K
-/// reads in place.
+/// static K whose rows fit a stack tile (Halide sizes it statically), `stagedK` of
+/// each row where the k loop runs in blocks; a dynamic K reads in place.
 bool stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
-                           int regRows) {
+                           int regRows, int64_t stagedK) {
   constexpr int64_t kStagedRowsBytes = 64 << 10;
   if (!isStatic(kernel.contraction) ||
-      regRows * kernel.contraction * static_cast<int64_t>(sizeof(float)) >
-          kStagedRowsBytes)
+      regRows * stagedK * static_cast<int64_t>(sizeof(float)) > kStagedRowsBytes)
     return false;
   Func lhsRows = kernel.lhsRows;
   lhsRows.compute_at(product, regTile).store_in(MemoryType::Stack);
@@ -245,21 +244,45 @@ bool stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile
 }
 
 /// Whether each register tile prefetches the lhs rows that the next one stages
-/// (makeRowsPrefetchPass): the staging copy is a loop of its own before the k loop, and
-/// where the rows come from L3 (an encode of 8 x 128 rows: 2 MB of lhs at K = 512,
-/// which every column panel reads) it waits for each line. transformer_base encode,
-/// 2-core Cascade Lake VM (Xeon, family 6 model 85), kiln-run --threads 2 --trace,
-/// median us a call, without / with, two rounds: B=8 S=128 q/k/v linear 8139, 8211 /
-/// 7828, 7839; output projection group 2966, 3024 / 2835, 2830; whole encode 219.0,
-/// 222.2 / 216.1, 216.8 ms; B=1 S=128 (112 valid) 24.8, 24.8 / 24.3, 24.4 ms. Only
-/// while the next rows fit beside this tile's in L1 (12 KB: K <= 512): prefetching the
-/// next 48 KB at K = 2048 evicted the rows in use and took the feed-forward group from
-/// 21.4 to 28.2 ms at B=8. (Staging those rows k-block by k-block instead, 512 at a
-/// time, was level: 21.6-21.9 ms either way.)
-bool prefetchNextRows(const MatmulKernel &kernel, int regRows) {
+/// (makeRowsPrefetchPass), `stagedK` of each: the staging copy is a loop of its own
+/// before the k loop, and where the rows come from L3 (an encode of 8 x 128 rows: 2 MB
+/// of lhs at K = 512, which every column panel reads) it waits for each line.
+/// transformer_base encode, 2-core Cascade Lake VM (Xeon, family 6 model 85), kiln-run
+/// --threads 2 --trace, median us a call, without / with, two rounds: B=8 S=128 q/k/v
+/// linear 8139, 8211 / 7828, 7839; output projection group 2966, 3024 / 2835, 2830;
+/// whole encode 219.0, 222.2 / 216.1, 216.8 ms; B=1 S=128 (112 valid) 24.8, 24.8 /
+/// 24.3, 24.4 ms. Only while the next rows fit beside this tile's in L1 (12 KB: 512 of
+/// K): prefetching the next 48 KB at K = 2048 evicted the rows in use and took the
+/// feed-forward group from 21.4 to 28.2 ms at B=8; a larger K runs in blocks of 512
+/// (contractionBlock) for this prefetch.
+bool prefetchNextRows(int64_t stagedK, int regRows) {
   constexpr int64_t kMaxRowsBytes = 12 << 10;
-  return regRows * kernel.contraction * static_cast<int64_t>(sizeof(float)) <=
-         kMaxRowsBytes;
+  return regRows * stagedK * static_cast<int64_t>(sizeof(float)) <= kMaxRowsBytes;
+}
+
+/// The k steps of one block where the panel schedule runs a static contraction in
+/// blocks, each over all the register tiles of an output tile (the accumulators wait
+/// in the tile's stack buffer between blocks), or 0 for one pass over the whole of K.
+/// Staged block by block, a register tile's rows are 12 KB instead of 48 at K = 2048,
+/// small enough for each register tile to prefetch the next one's block
+/// (prefetchNextRows); the panel's block (128 KB) serves the output tile's register
+/// tiles from L2 as the whole panel did. transformer_base encode (the feed-forward's
+/// second linear has K = 2048), 2-core Cascade Lake VM (Xeon, family 6 model 85),
+/// kiln-run --threads 2 --trace --repeat 21, one pass / blocks of 512, alternated six
+/// times at B=8 S=128 and four at B=1 S=128 (112 valid); the VM's load moved the
+/// kernels' times by up to 30 % between processes, so each is the fastest call of the
+/// feed-forward group over the fastest of the q/k/v linear (K = 512, unchanged) in the
+/// same process: B=8 2.80-3.08 (median 2.86) / 2.45-2.72 (2.67), the group 21.9-22.3 ms
+/// / 20.7-21.1 in the three quiet rounds; B=1 2.75-2.88 / 2.68-2.88, level. The outputs
+/// are bit for bit the same (each sum still runs along k in order). Staging blocks of
+/// 512 inside one pass over K, the register tile outermost, had been level (21.6-21.9
+/// ms either way): what gains is the prefetch. Blocks of 256 at K = 512 were no faster
+/// (q/k/v linear 7698-8013 us against 7657-7819). Only where 512 divides K (other K not
+/// measured).
+int64_t contractionBlock(const MatmulKernel &kernel) {
+  constexpr int64_t kBlock = 512;
+  int64_t k = kernel.contraction;
+  return isStatic(k) && k > kBlock && k % kBlock == 0 ? kBlock : 0;
 }
 
 /// The columns of the panel schedule's output tile for a target of `width` f32 lanes: 4
@@ -329,29 +352,33 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
       .store_in(MemoryType::Stack)
       .vectorize(n, width);
   Var nv("nv"), nu("nu"), rr("rr"), ru("ru");
-  RVar kk("kk"), ku("ku");
+  RVar kk("kk"), ku("ku"), ko("ko"), kb("kb");
+  const int64_t kBlock = contractionBlock(kernel);
   std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk, rr};
+  if (kBlock)
+    loops.push_back(ko);
   for (const VarOrRVar &d : otherDims(kernel, rowDim))
     loops.push_back(d);
-  product.update()
-      .split(n, nu, nv, width, kRoundUp)
-      .split(row, rr, ru, regRows, kRoundUp)
-      .split(kernel.k.x, kk, ku, 2, kGuard)
-      .reorder(loops)
-      .vectorize(nv)
-      .unroll(nu)
-      .unroll(ru)
-      .unroll(ku);
-  if (stageRegisterTileRows(kernel, product, rr, regRows) &&
-      prefetchNextRows(kernel, regRows)) {
+  Stage update = product.update();
+  update.split(n, nu, nv, width, kRoundUp).split(row, rr, ru, regRows, kRoundUp);
+  if (kBlock)
+    update.split(kernel.k.x, ko, kb, static_cast<int>(kBlock))
+        .split(kb, kk, ku, 2, kGuard);
+  else
+    update.split(kernel.k.x, kk, ku, 2, kGuard);
+  update.reorder(loops).vectorize(nv).unroll(nu).unroll(ru).unroll(ku);
+  const int64_t stagedK = kBlock ? kBlock : kernel.contraction;
+  if (stageRegisterTileRows(kernel, product, rr, regRows, stagedK) &&
+      prefetchNextRows(stagedK, regRows)) {
     RowsPrefetchLoops rows;
-    std::string productLoop = product.name() + ".s1.";
-    rows.kLoop = productLoop + kernel.k.x.name() + "." + kk.name();
-    rows.registerTileLoop = productLoop + row.name() + "." + rr.name();
+    std::string kLoop = product.name() + ".s1." + kernel.k.x.name() + ".";
+    rows.kLoop = kLoop + (kBlock ? kb.name() + "." : "") + kk.name();
+    rows.registerTileLoop = product.name() + ".s1." + row.name() + "." + rr.name();
     rows.stagedRows = kernel.lhsRows.name();
     rows.rows = regRows;
-    rows.rowElements = kernel.contraction;
-    rows.iterations = (kernel.contraction + 1) / 2;
+    rows.rowElements = stagedK;
+    rows.rowStride = kernel.contraction;
+    rows.iterations = (stagedK + 1) / 2;
     passes.push_back(makeRowsPrefetchPass(rows));
   }
 

@@ -146,6 +146,30 @@ TEST_F(HalideLower, PanelStagesTheRegisterTileRows) {
     checkRandom({{rows, 96}, {96, 70}});
 }
 
+TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
+  // A static K past 512 that 512 divides runs in blocks of 512, each over the output
+  // tile's register tiles, whose rows then fit L1 beside the next tile's, which the k
+  // loop prefetches (SchedulesCpuMatmul.cpp, contractionBlock); other K run in one pass,
+  // their rows (24 KB at K = 1000) too large to prefetch. The sums run along k in order
+  // either way, so the blocks agree with the interpreter as the single pass does.
+  auto lower = [&](int64_t k) {
+    std::string ks = std::to_string(k), in = "tensor<?x" + ks + "xf32>";
+    load({in, "tensor<" + ks + "x70xf32>"}, "tensor<?x70xf32>",
+         "kiln.matmul %arg0, %arg1 : (" + in + ", tensor<" + ks +
+             "x70xf32>) -> tensor<?x70xf32>");
+    return loweredStmt(harness);
+  };
+  std::string blocked = lower(1024);
+  EXPECT_NE(blocked.find(".k$x.ko"), std::string::npos);
+  EXPECT_NE(blocked.find("prefetch("), std::string::npos);
+  for (int64_t rows : {1, 7, 13, 24, 50})
+    checkRandom({{rows, 1024}, {1024, 70}});
+  std::string onePass = lower(1000);
+  EXPECT_EQ(onePass.find(".k$x.ko"), std::string::npos);
+  EXPECT_EQ(onePass.find("prefetch("), std::string::npos);
+  checkRandom({{13, 1000}, {1000, 70}});
+}
+
 TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
   // A decode step's rows (the batch) take the dot-product schedule; past 256 rows (256
   // KB of lhs at K = 256) they go in blocks: 261 is a block and 5 rows, 515 two and 3.
