@@ -186,11 +186,11 @@ class EncoderCase:
     def __init__(self, args, model, weights, ort, work, batch, length, pad):
         self.args, self.model, self.weights, self.ort = args, model, weights, ort
         self.work, self.batch, self.valid = work, batch, length - pad
+        self.name = f"b{batch}_s{length}"
         self.src = torch.randint(0, CONFIG["vocab"], (batch, length))
         self.lens = torch.full((batch,), length - pad)
-        self.files = {"src_ids": save_npy(work, f"src_ids_b{batch}_s{length}", self.src),
-                      "src_lengths": save_npy(work, f"src_lengths_b{batch}_s{length}",
-                                              self.lens)}
+        self.files = {"src_ids": save_npy(work, f"src_ids_{self.name}", self.src),
+                      "src_lengths": save_npy(work, f"src_lengths_{self.name}", self.lens)}
         with torch.no_grad():
             self.reference = self.model.encode(self.src, self.lens)[:, :self.valid]
         self.diff = {"Kiln": 0.0, "ORT": 0.0}
@@ -199,7 +199,7 @@ class EncoderCase:
         """Median ms of one encode by `engine`."""
         args, repeat = self.args, self.args.encoder_repeat
         if engine == "Kiln":
-            out = os.path.join(self.work, f"kiln_b{self.batch}")
+            out = os.path.join(self.work, f"kiln_{self.name}")
             ms = kiln_median_ms(args.kiln_run, args.model, self.weights, "encode",
                                 self.files, repeat, save_outputs=out)
             self.agree(engine, np.load(os.path.join(out, "memory.npy")))
