@@ -58,15 +58,20 @@ private:
   Stmt visit(const For *op) override {
     bool outputTile = op->name == loops.outputTileLoop;
     bool registerTile = op->name == loops.registerTileLoop;
+    bool panels = !loops.panelLoop.empty() && op->name == loops.panelLoop;
     if (outputTile)
       outputTileVar = Variable::make(Int(32), op->name);
     if (registerTile)
       registerTileVar = Variable::make(Int(32), op->name);
+    if (panels)
+      panelCount = op->extent;
     Stmt result = op->name == loops.kLoop ? prefetchIn(op) : IRMutator::visit(op);
     if (outputTile)
       outputTileVar = Expr();
     if (registerTile)
       registerTileVar = Expr();
+    if (panels)
+      panelCount = Expr();
     return result;
   }
 
@@ -99,11 +104,14 @@ private:
     Expr panelStart = substitute(op->name, op->min, load.index);
     Expr offset =
         panelStart + static_cast<int>(loops.panelElements) + line * kLineElements;
-    return prependPrefetch(op, loops.weight, offset, tile < kChunks);
+    Expr condition = tile < kChunks;
+    if (panelCount.defined())
+      condition = condition && panelCount == 1;
+    return prependPrefetch(op, loops.weight, offset, condition);
   }
 
   PanelPrefetchLoops loops;
-  Expr outputTileVar, registerTileVar;
+  Expr outputTileVar, registerTileVar, panelCount;
 };
 
 /// The first element that the producer of `staged` copies: the source buffer and the

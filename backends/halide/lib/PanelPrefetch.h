@@ -32,6 +32,11 @@ struct PanelPrefetchLoops {
   int64_t registerTilesPerOutputTile = 0;
   /// Elements of one panel (K x W) and of one k-loop iteration's weight rows.
   int64_t panelElements = 0, elementsPerIteration = 0;
+  /// The loop over the panels of one output tile, where output tiles may span several
+  /// (empty: none). The pass prefetches only where it runs once: tiles of several
+  /// panels are those of a product with many rows, which read each panel from DRAM
+  /// once for many row tiles.
+  std::string panelLoop;
 };
 
 /// The pass that prefetches the next panel of one product.

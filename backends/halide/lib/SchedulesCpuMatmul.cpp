@@ -285,9 +285,46 @@ int64_t contractionBlock(const MatmulKernel &kernel) {
   return isStatic(k) && k > kBlock && k % kBlock == 0 ? kBlock : 0;
 }
 
-/// The columns of the panel schedule's output tile for a target of `width` f32 lanes: 4
-/// vectors with AVX-512, 2 with AVX2 (see schedulePanelProduct).
+/// The columns of the panel schedule's register tile and of one weight panel for a
+/// target of `width` f32 lanes: 4 vectors with AVX-512, 2 with AVX2 (see
+/// schedulePanelProduct).
 int panelColumns(int width) { return (width >= 16 ? 4 : 2) * width; }
+
+/// When the panel schedule's output tiles span two panels instead of one: an Expr of
+/// the run-time sizes (undefined: never). Every output tile reads the lhs rows of all
+/// its row tiles, so each panel of the weight streams the whole lhs; in an output tile
+/// of two panels each register tile stages its rows once for both, which halves what
+/// the product reads of the lhs. That matters where the lhs is past a core's L2 (1 MB
+/// on Cascade Lake, Zen 4 and Zen 5) and comes from L3 for every output tile: an
+/// encode of 8 x 128 rows has 2 MB of lhs at K = 512 and 8 MB at K = 2048, read 24 to
+/// 32 times a layer. transformer_base encode, 2-core Cascade Lake VM (Xeon, family 6
+/// model 85), two builds' calls alternated one by one in one process (the VM's load
+/// moved single calls by up to 30 %), median of the per-call ratios to one-panel tiles:
+///   two panels at every row count:  B=8 S=128 0.94-0.96 in four runs of 20-40 calls
+///                                   (q/k/v linear 0.89-0.90); B=1 S=128 (112 valid,
+///                                   256 KB of lhs at K = 512) 1.02-1.03
+///   two past 1 MB of lhs (this):    B=8 0.94 (q/k/v linear 0.89, feed-forward group
+///                                   0.95, output projection group 0.96); B=1 1.00
+/// with the outputs bit for bit the same (each sum still runs along k in order). Only
+/// for a static K and a static column count that makes at least 4 output tiles of two
+/// panels, so that the tiling's loops are those of the few-rows form
+/// (chooseFewRowsLimit). Not measured with AVX2's 32-column panels.
+Expr wideOutputTiles(const MatmulKernel &kernel, int width) {
+  constexpr int64_t kL2Bytes = 1 << 20;
+  const int64_t columns = kernel.extents[0], twoPanels = 2 * panelColumns(width);
+  if (!isStatic(columns) || columns % twoPanels != 0 || columns < 4 * twoPanels ||
+      !isStatic(kernel.contraction))
+    return Expr();
+  // The rows that share the weight: the row dimension and the batch dimensions that
+  // the rhs does not vary along.
+  int rowDim = matmulRowDimension(kernel);
+  Expr rows = kernel.sizes[rowDim];
+  for (size_t d = 1; d < kernel.sizes.size(); ++d)
+    if (static_cast<int>(d) != rowDim && !kernel.rhsVaries[d])
+      rows *= kernel.sizes[d];
+  int64_t rowBytes = kernel.contraction * static_cast<int64_t>(sizeof(float));
+  return Internal::simplify(rows > static_cast<int>(kL2Bytes / rowBytes));
+}
 
 /// Whether the register tiles of a product over a weight in panels prefetch the next
 /// panel (PanelPrefetch.h). The first register tile of a panel otherwise reads it from
@@ -325,6 +362,7 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
   // the 64-column rhs panel 24 times from L1. Measured (K = 512, N = 2048): 103
   // GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T (87%); 90 / 188 at M = 128.
   // The DESIGN.md variant without packing is level at M = 512 and ~5% slower at 128.
+  // With many rows the output tile spans two panels (wideOutputTiles).
   int regRows = 6, rowTile = 24;
   int colTile = panelColumns(width);
   if (isStatic(ext[0]) && ext[0] < colTile)
@@ -334,7 +372,18 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
     regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
     rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
   }
-  MatmulTiles t = tileOutput(kernel, out, rowDim, colTile, rowTile);
+  // Where the output tiles may span two panels (a specialization on the rows, unless
+  // they are static), the accumulator tile has room for two and computes the columns
+  // of the output tile it is at, one panel or two.
+  Expr wide = wideOutputTiles(kernel, width);
+  const bool alwaysWide = wide.defined() && is_const_one(wide);
+  if (wide.defined() && !alwaysWide && !is_const_zero(wide)) {
+    Stage wideOut = out.specialize(wide);
+    MatmulTiles w = tileOutput(kernel, wideOut, rowDim, 2 * colTile, rowTile);
+    wideOut.vectorize(w.ni, width);
+  }
+  MatmulTiles t =
+      tileOutput(kernel, out, rowDim, alwaysWide ? 2 * colTile : colTile, rowTile);
   out.vectorize(t.ni, width);
 
   // The accumulator tile always has the full tile's columns (the algorithm clamps what
@@ -347,20 +396,34 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
   // tile's storage by the largest (24 rows), a fixed array; left to choose, it sized the
   // last tile's from the row count and called halide_malloc for it.
   product.compute_at(kernel.output, t.tile)
-      .bound_extent(n, colTile)
       .align_bounds(row, regRows)
       .store_in(MemoryType::Stack)
       .vectorize(n, width);
-  Var nv("nv"), nu("nu"), rr("rr"), ru("ru");
+  const bool panelLoop = wide.defined() && !is_const_zero(wide);
+  if (panelLoop)
+    product.align_bounds(n, colTile).bound_storage(n, 2 * colTile);
+  else
+    product.bound_extent(n, colTile);
+  Var nv("nv"), nu("nu"), np("np"), rr("rr"), ru("ru");
   RVar kk("kk"), ku("ku"), ko("ko"), kb("kb");
   const int64_t kBlock = contractionBlock(kernel);
-  std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk, rr};
+  // An output tile's panels inside the register tile's row loop: its rows staged once
+  // for both.
+  std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk};
+  if (panelLoop)
+    loops.push_back(np);
+  loops.push_back(rr);
   if (kBlock)
     loops.push_back(ko);
   for (const VarOrRVar &d : otherDims(kernel, rowDim))
     loops.push_back(d);
   Stage update = product.update();
-  update.split(n, nu, nv, width, kRoundUp).split(row, rr, ru, regRows, kRoundUp);
+  if (panelLoop)
+    update.split(n, np, nu, colTile, kRoundUp)
+        .split(nu, nu, nv, width, TailStrategy::GuardWithIf);
+  else
+    update.split(n, nu, nv, width, kRoundUp);
+  update.split(row, rr, ru, regRows, kRoundUp);
   if (kBlock)
     update.split(kernel.k.x, ko, kb, static_cast<int>(kBlock))
         .split(kb, kk, ku, 2, kGuard);
@@ -395,11 +458,13 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
   if (kernel.panelWidth) {
     // Stored in panels already: each register tile reads its columns' vectors in place.
     packed.compute_inline();
-    if (prefetchNextPanel(kernel, t)) {
+    if (!alwaysWide && prefetchNextPanel(kernel, t)) {
       PanelPrefetchLoops prefetch;
       std::string productLoop = product.name() + ".s1.";
       prefetch.kLoop = productLoop + kernel.k.x.name() + "." + kk.name();
       prefetch.registerTileLoop = productLoop + row.name() + "." + rr.name();
+      if (panelLoop)
+        prefetch.panelLoop = productLoop + n.name() + "." + np.name();
       prefetch.outputTileLoop =
           kernel.output.name() + ".s0." + row.name() + "." + t.ro.name();
       prefetch.weight = kernel.rhs.name();

@@ -170,6 +170,24 @@ TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
   checkRandom({{13, 1000}, {1000, 70}});
 }
 
+TEST_F(HalideLower, PanelTilesOfTwoPanelsPastTheL2) {
+  // Past 1 MB of lhs rows (512 at K = 512) the panel schedule's output tiles span two
+  // 64-column panels (SchedulesCpuMatmul.cpp, wideOutputTiles), packed per tile from a
+  // rhs as it lies: a matmul's and a linear's transposed weight, on both sides of the
+  // row count that picks them.
+  load({"tensor<?x512xf32>", "tensor<512x512xf32>"}, "tensor<?x512xf32>",
+       "kiln.matmul %arg0, %arg1 : (tensor<?x512xf32>, tensor<512x512xf32>) -> "
+       "tensor<?x512xf32>");
+  for (int64_t rows : {512, 530})
+    checkRandom({{rows, 512}, {512, 512}});
+  load({"tensor<?x512xf32>", "tensor<512x512xf32>", "tensor<512xf32>"},
+       "tensor<?x512xf32>",
+       "kiln.linear %arg0, %arg1, %arg2 : (tensor<?x512xf32>, tensor<512x512xf32>, "
+       "tensor<512xf32>) -> tensor<?x512xf32>");
+  for (int64_t rows : {512, 601})
+    checkRandom({{rows, 512}, {512, 512}, {512}});
+}
+
 TEST_F(HalideLower, LinearDotScheduleRowBlocks) {
   // A decode step's rows (the batch) take the dot-product schedule; past 256 rows (256
   // KB of lhs at K = 256) they go in blocks: 261 is a block and 5 rows, 515 two and 3.

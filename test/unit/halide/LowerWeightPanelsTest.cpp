@@ -181,6 +181,32 @@ TEST_F(HalideLowerPanels, NoPanelPrefetchPastTheCaches) {
   EXPECT_TRUE(prefetches(harness, 0));
 }
 
+TEST_F(HalideLowerPanels, TwoPanelTilesPastTheL2) {
+  // Where the rows' lhs is past 1 MB (512 rows at K = 512, 128 at K = 2048), an output
+  // tile spans two panels, and each register tile runs the k loop once for each of
+  // them over the rows it staged; the panel prefetch is for the one-panel tiles only.
+  // Too few columns for 4 two-panel tiles (256) keep one panel at any row count.
+  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
+      16)
+    GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
+  const std::string panelLoop = ".np, 0, 2)";
+  loadLinear("?x?x", 512, 512, 64);
+  std::string stmt = loweredStatement(harness);
+  EXPECT_NE(stmt.find(panelLoop), std::string::npos);
+  const std::string x = harness.kernel.inputs[0].name();
+  EXPECT_NE(stmt.find("512 < (" + x + ".extent.1*" + x + ".extent.2)"),
+            std::string::npos);
+  for (auto [b, s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 512}, {1, 513}, {2, 300}, {3, 250}})
+    checkRandom({{b, s, 512}, {8, 512, 64}, {512}});
+  loadLinear("?x?x", 2048, 512, 64);
+  EXPECT_NE(loweredStatement(harness).find(panelLoop), std::string::npos);
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 128}, {2, 70}})
+    checkRandom({{b, s, 2048}, {8, 2048, 64}, {512}});
+  loadLinear("?x?x", 512, 256, 64);
+  EXPECT_EQ(loweredStatement(harness).find(panelLoop), std::string::npos);
+}
+
 TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
   std::string panels = panelsType(90, 32, 64);
   std::string error = harness.load(oneOpModule(
