@@ -298,13 +298,15 @@ int panelColumns(int width) { return (width >= 16 ? 4 : 2) * width; }
 /// on Cascade Lake, Zen 4 and Zen 5) and comes from L3 for every output tile: an
 /// encode of 8 x 128 rows has 2 MB of lhs at K = 512 and 8 MB at K = 2048, read 24 to
 /// 32 times a layer. transformer_base encode, 2-core Cascade Lake VM (Xeon, family 6
-/// model 85), two builds' calls alternated one by one in one process (the VM's load
-/// moved single calls by up to 30 %), median of the per-call ratios to one-panel tiles:
-///   two panels at every row count:  B=8 S=128 0.94-0.96 in four runs of 20-40 calls
+/// model 85), the builds' calls alternated one by one in one process (the VM's load
+/// moved single calls by up to 30 %; bench/compare_builds.cpp), median of the per-call
+/// ratios to one-panel tiles:
+///   two panels at every row count:  B=8 S=128 0.94-0.96 in four runs of 20-40 rounds
 ///                                   (q/k/v linear 0.89-0.90); B=1 S=128 (112 valid,
 ///                                   256 KB of lhs at K = 512) 1.02-1.03
-///   two past 1 MB of lhs (this):    B=8 0.94 (q/k/v linear 0.89, feed-forward group
-///                                   0.95, output projection group 0.96); B=1 1.00
+///   two past 1 MB of lhs (this):    B=8 0.94-0.97 in three runs (q/k/v linear
+///                                   0.89-0.92, feed-forward group 0.95-0.98, output
+///                                   projection group 0.96-0.99); B=1 0.99-1.00
 /// with the outputs bit for bit the same (each sum still runs along k in order). Only
 /// for a static K and a static column count that makes at least 4 output tiles of two
 /// panels, so that the tiling's loops are those of the few-rows form

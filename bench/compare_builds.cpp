@@ -1,0 +1,203 @@
+// compare_builds.cpp - builds of one Transformer model timed side by side: their encode
+// calls alternate one by one in one process, the builds' order rotated each round, so
+// that a shared machine's load (which moved single calls by up to 30 % on the project's
+// VMs, and whole processes by more) falls on all of them alike. Meant for a schedule
+// change: two libraries of the same model and kernel plan, before and after.
+//
+//   compare_builds WEIGHTS.safetensors BUILD.so BUILD.so... [--batch B] [--source S]
+//                  [--padded P] [--rounds R] [--threads T]
+//
+// The encode's inputs are random token ids of [B, S] (fixed seed), the last P positions
+// of each sentence padding. Prints, per build, the median and minimum time of a call and
+// the median time a call spends in each kernel (those of at least 1 % of the call); then,
+// for each build after the first, the median over rounds of its call's time divided by
+// the first build's call in the same round, for the whole call and per kernel. Kernels
+// are matched by name, so the builds must share the model's name and kernel plan.
+#include "kiln/runtime.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Options {
+  int64_t batch = 8, source = 128, padded = 0;
+  int rounds = 20, threads = 2;
+};
+
+/// Milliseconds of one call: the whole of it and each kernel's share.
+struct CallTimes {
+  double whole = 0;
+  std::map<std::string, double> kernels;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+/// A build: its library and weights, and a session that records each kernel call.
+struct Build {
+  std::string path;
+  kiln::Model model;
+  kiln::Weights weights;
+  kiln::Session session;
+  std::vector<CallTimes> calls;
+
+  Build(const std::string &path, const std::string &weightsPath, int threads)
+      : path(path), model(kiln::Model::open(path)),
+        weights(kiln::Weights::open(model, weightsPath)),
+        session(model, weights, options(threads)) {}
+
+  static const kiln_session_options *options(int threads) {
+    static kiln_session_options o;
+    o = kiln::defaultSessionOptions();
+    o.num_threads = threads;
+    o.profile = 1;
+    return &o;
+  }
+
+  CallTimes run(const std::vector<kiln::TensorArg> &inputs) {
+    kiln::check(kiln_session_profile_reset(session.get()));
+    auto begin = std::chrono::steady_clock::now();
+    session.run("encode", inputs);
+    auto end = std::chrono::steady_clock::now();
+    CallTimes times;
+    times.whole = std::chrono::duration<double, std::milli>(end - begin).count();
+    // Kernel names are kiln_MODEL_kN_WHAT: the model's prefix is the same in each build.
+    const std::string prefix = std::string("kiln_") + kiln_model_name(model.get()) + "_";
+    for (const kiln_profile_call &call : session.profileCalls()) {
+      std::string name = call.kernel;
+      if (name.compare(0, prefix.size(), prefix) == 0)
+        name.erase(0, prefix.size());
+      times.kernels[name] += call.duration_ns * 1e-6;
+    }
+    return times;
+  }
+};
+
+int usage(const char *program) {
+  std::fprintf(stderr,
+               "usage: %s WEIGHTS BUILD.so BUILD.so... [--batch B] [--source S] "
+               "[--padded P] [--rounds R] [--threads T]\n",
+               program);
+  return 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  std::string weightsPath;
+  std::vector<std::string> builds;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) {
+      (weightsPath.empty() ? weightsPath : builds.emplace_back()) = arg;
+      continue;
+    }
+    if (i + 1 >= argc)
+      return usage(argv[0]);
+    long long value = std::atoll(argv[++i]);
+    if (arg == "--batch")
+      o.batch = value;
+    else if (arg == "--source")
+      o.source = value;
+    else if (arg == "--padded")
+      o.padded = value;
+    else if (arg == "--rounds")
+      o.rounds = static_cast<int>(value);
+    else if (arg == "--threads")
+      o.threads = static_cast<int>(value);
+    else
+      return usage(argv[0]);
+  }
+  if (builds.size() < 2 || o.batch < 1 || o.source < 1 || o.padded < 0 ||
+      o.padded >= o.source || o.rounds < 1 || o.threads < 1)
+    return usage(argv[0]);
+
+  try {
+    std::vector<Build> loaded;
+    loaded.reserve(builds.size());
+    for (const std::string &path : builds)
+      loaded.emplace_back(path, weightsPath, o.threads);
+
+    std::mt19937 rng(0);
+    std::vector<int32_t> ids(static_cast<size_t>(o.batch * o.source));
+    for (int32_t &id : ids)
+      id = static_cast<int32_t>(4 + rng() % 996);
+    std::vector<int32_t> lengths(static_cast<size_t>(o.batch),
+                                 static_cast<int32_t>(o.source - o.padded));
+    std::vector<kiln::TensorArg> inputs = {
+        kiln::TensorArg::of("src_ids", {o.batch, o.source}, ids.data()),
+        kiln::TensorArg::of("src_lengths", {o.batch}, lengths.data())};
+
+    for (Build &b : loaded) // warm-up: pages, caches, thread pools
+      b.run(inputs);
+    for (int r = 0; r < o.rounds; ++r)
+      for (size_t j = 0; j < loaded.size(); ++j) {
+        Build &b = loaded[(j + static_cast<size_t>(r)) % loaded.size()];
+        b.calls.push_back(b.run(inputs));
+      }
+
+    std::printf("encode B=%lld S=%lld (%lld padded), %d threads, %d rounds\n",
+                static_cast<long long>(o.batch), static_cast<long long>(o.source),
+                static_cast<long long>(o.padded), o.threads, o.rounds);
+    const Build &first = loaded.front();
+    std::vector<std::string> kernels;
+    double firstMedian = 0;
+    {
+      std::vector<double> whole;
+      for (const CallTimes &c : first.calls)
+        whole.push_back(c.whole);
+      firstMedian = median(whole);
+    }
+    for (const auto &[name, unused] : first.calls.front().kernels) {
+      std::vector<double> t;
+      for (const CallTimes &c : first.calls)
+        t.push_back(c.kernels.at(name));
+      if (median(t) >= 0.01 * firstMedian)
+        kernels.push_back(name);
+    }
+    for (const Build &b : loaded) {
+      std::vector<double> whole;
+      for (const CallTimes &c : b.calls)
+        whole.push_back(c.whole);
+      std::printf("%s: median %.2f ms, min %.2f ms;", b.path.c_str(), median(whole),
+                  *std::min_element(whole.begin(), whole.end()));
+      for (const std::string &k : kernels) {
+        std::vector<double> t;
+        for (const CallTimes &c : b.calls)
+          t.push_back(c.kernels.count(k) ? c.kernels.at(k) : 0);
+        std::printf(" %s %.2f", k.c_str(), median(t));
+      }
+      std::printf("\n");
+    }
+    for (size_t i = 1; i < loaded.size(); ++i) {
+      std::vector<double> whole;
+      std::map<std::string, std::vector<double>> perKernel;
+      for (int r = 0; r < o.rounds; ++r) {
+        const CallTimes &a = first.calls[r], &b = loaded[i].calls[r];
+        whole.push_back(b.whole / a.whole);
+        for (const std::string &k : kernels)
+          if (b.kernels.count(k))
+            perKernel[k].push_back(b.kernels.at(k) / a.kernels.at(k));
+      }
+      std::printf("%s / %s: %.3f;", loaded[i].path.c_str(), first.path.c_str(),
+                  median(whole));
+      for (const std::string &k : kernels)
+        std::printf(" %s %.3f", k.c_str(), median(perKernel[k]));
+      std::printf("\n");
+    }
+  } catch (const kiln::Error &e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
