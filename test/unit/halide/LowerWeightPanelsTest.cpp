@@ -205,6 +205,13 @@ TEST_F(HalideLowerPanels, TwoPanelTilesPastTheL2) {
     checkRandom({{b, s, 2048}, {8, 2048, 64}, {512}});
   loadLinear("?x?x", 512, 256, 64);
   EXPECT_EQ(loweredStatement(harness).find(panelLoop), std::string::npos);
+  // Static rows decide at compile time: 600 rows take two-panel tiles, with no
+  // specialization on the row count.
+  loadLinear("600x", 512, 512, 64);
+  stmt = loweredStatement(harness);
+  EXPECT_NE(stmt.find(panelLoop), std::string::npos);
+  EXPECT_EQ(stmt.find("512 < "), std::string::npos);
+  checkRandom({{600, 512}, {8, 512, 64}, {512}});
 }
 
 TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
