@@ -42,26 +42,27 @@ double median(std::vector<double> values) {
   return values.empty() ? 0 : values[values.size() / 2];
 }
 
+/// Session options that record each kernel call, on `threads` threads.
+kiln_session_options profiledOptions(int threads) {
+  kiln_session_options options = kiln::defaultSessionOptions();
+  options.num_threads = threads;
+  options.profile = 1;
+  return options;
+}
+
 /// A build: its library and weights, and a session that records each kernel call.
 struct Build {
   std::string path;
   kiln::Model model;
   kiln::Weights weights;
+  kiln_session_options options;
   kiln::Session session;
   std::vector<CallTimes> calls;
 
   Build(const std::string &path, const std::string &weightsPath, int threads)
       : path(path), model(kiln::Model::open(path)),
         weights(kiln::Weights::open(model, weightsPath)),
-        session(model, weights, options(threads)) {}
-
-  static const kiln_session_options *options(int threads) {
-    static kiln_session_options o;
-    o = kiln::defaultSessionOptions();
-    o.num_threads = threads;
-    o.profile = 1;
-    return &o;
-  }
+        options(profiledOptions(threads)), session(model, weights, &options) {}
 
   CallTimes run(const std::vector<kiln::TensorArg> &inputs) {
     kiln::check(kiln_session_profile_reset(session.get()));
