@@ -59,6 +59,11 @@ private:
     bool outputTile = op->name == loops.outputTileLoop;
     bool registerTile = op->name == loops.registerTileLoop;
     bool panels = !loops.panelLoop.empty() && op->name == loops.panelLoop;
+    bool blocks = !loops.blockLoop.empty() && op->name == loops.blockLoop;
+    if (blocks) {
+      blockStep = Variable::make(Int(32), op->name) - op->min;
+      blockCount = op->extent;
+    }
     if (outputTile)
       outputTileVar = Variable::make(Int(32), op->name);
     if (registerTile)
@@ -72,46 +77,68 @@ private:
       registerTileVar = Expr();
     if (panels)
       panelCount = Expr();
+    if (blocks)
+      blockStep = blockCount = Expr();
     return result;
   }
 
-  /// The k loop with a prefetch at the top of its body. The next panel is cut into
-  /// kChunks chunks, one for each of the panel's first register tiles, and each tile's
-  /// k loop walks its chunk evenly: 2048 lines of a 512 x 64 panel over 16 tiles of 256
-  /// iterations is a line every other iteration. The counts are constants: with the
-  /// chunk's size taken from the run-time tile count, the loop's one division (divl,
-  /// ~26 cycles) took the q/k/v linear of transformer_base's encode b1 from 851-873 us
-  /// to 1113 (Cascade Lake). So an output of fewer than 16 register tiles (96 rows)
-  /// prefetches part of each panel. The last output tile of a panel with a partial one
-  /// is lowered outside the output-tile loop and prefetches nothing.
+  /// The k loop with a prefetch at the top of its body. The next panel is cut into 16
+  /// chunks, one for each of the panel's first register tiles, and each tile's k loop
+  /// walks its chunk evenly: 2048 lines of a 512 x 64 panel over 16 tiles of 256
+  /// iterations is a line every other iteration. The next block of k is cut into one
+  /// chunk for each register tile of the first output tile, each block of it: 2048
+  /// lines over 4 tiles of 256 iterations, two lines an iteration. The counts are
+  /// constants: with the chunk's size taken from the run-time tile count, the loop's
+  /// one division (divl, ~26 cycles) took the q/k/v linear of transformer_base's encode
+  /// b1 from 851-873 us to 1113 (Cascade Lake). So an output of fewer than 16 register
+  /// tiles (96 rows) prefetches part of each panel. The last output tile of a panel with
+  /// a partial one is lowered outside the output-tile loop and prefetches nothing.
   Stmt prefetchIn(const For *op) {
-    if (!outputTileVar.defined() || !registerTileVar.defined())
+    if (!outputTileVar.defined() || !registerTileVar.defined() ||
+        (!loops.blockLoop.empty() && !blockStep.defined()))
       return op;
     FirstWeightLoad load(loops.weight);
     op->body.accept(&load);
     if (!load.index.defined())
       return op;
-    constexpr int kLineElements = 16, kChunks = 16;
+    constexpr int kLineElements = 16;
+    const bool blocked = !loops.blockLoop.empty();
+    const int chunks = blocked ? static_cast<int>(loops.registerTilesPerOutputTile) : 16;
     const int64_t iterations = loops.panelElements / loops.elementsPerIteration;
     const int64_t lines = loops.panelElements / kLineElements;
-    const int chunkLines = static_cast<int>((lines + kChunks - 1) / kChunks);
+    const int chunkLines = static_cast<int>((lines + chunks - 1) / chunks);
     Expr tile = outputTileVar * static_cast<int>(loops.registerTilesPerOutputTile) +
                 registerTileVar;
     Expr step = Variable::make(Int(32), op->name) - op->min;
-    Expr line = tile * chunkLines + step * chunkLines / static_cast<int>(iterations);
-    // The loop's first load of the weight, at the first step: the panel's first element
-    // (the register tile's first column at k = 0).
+    // A line every few iterations, or a few lines every iteration.
+    const int perIteration = static_cast<int>(chunkLines / iterations);
+    // The loop's first load of the weight, at the first step: the panel's (or the
+    // block's) first element (the register tile's first column at its first k).
     Expr panelStart = substitute(op->name, op->min, load.index);
-    Expr offset =
-        panelStart + static_cast<int>(loops.panelElements) + line * kLineElements;
-    Expr condition = tile < kChunks;
-    if (panelCount.defined())
+    Expr next = panelStart + static_cast<int>(loops.panelElements);
+    Expr condition = tile < chunks;
+    if (panelCount.defined()) {
+      if (is_const(panelCount) && !is_const_one(panelCount))
+        return op;
       condition = condition && panelCount == 1;
-    return prependPrefetch(op, loops.weight, offset, condition);
+    }
+    if (blocked && !loops.nextPanelInTask)
+      condition = condition && blockStep < blockCount - 1;
+    if (perIteration <= 1) {
+      Expr line = tile * chunkLines + step * chunkLines / static_cast<int>(iterations);
+      return prependPrefetch(op, loops.weight, next + line * kLineElements, condition);
+    }
+    Stmt result = op;
+    for (int j = perIteration - 1; j >= 0; --j) {
+      Expr line = tile * chunkLines + step * perIteration + j;
+      result = prependPrefetch(result.as<For>(), loops.weight,
+                               next + line * kLineElements, condition);
+    }
+    return result;
   }
 
   PanelPrefetchLoops loops;
-  Expr outputTileVar, registerTileVar, panelCount;
+  Expr outputTileVar, registerTileVar, panelCount, blockStep, blockCount;
 };
 
 /// The first element that the producer of `staged` copies: the source buffer and the

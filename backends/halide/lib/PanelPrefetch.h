@@ -5,8 +5,9 @@
 // each panel from DRAM in the panel's first register tile, and each register tile
 // copies its lhs rows to the stack in a loop of their own before its k loop. Two
 // lowering passes prefetch, inside the k loop and spread evenly over it, what comes
-// next: a chunk of the next panel in each of a panel's first register tiles, and the
-// rows that the next register tile stages. Halide's `prefetch` directive cannot say
+// next: a chunk of the next panel in each of a panel's first register tiles (of the
+// next block of k, where K runs in blocks), and the rows that the next register tile
+// stages. Halide's `prefetch` directive cannot say
 // either (its footprint is that of the loop it is placed in, at an offset along one
 // loop), so the passes add them to the lowered statement, finding the loops by name.
 //
@@ -37,6 +38,14 @@ struct PanelPrefetchLoops {
   /// panels are those of a product with many rows, which read each panel from DRAM
   /// once for many row tiles.
   std::string panelLoop;
+  /// The loop over the blocks of k, between the output tiles and the register tiles,
+  /// where the k loop runs a block at a time (empty: none). Each block of a panel
+  /// (panelElements then counts one block) is read first by the panel's first output
+  /// tile, so that tile's register tiles prefetch all of the next block, block by
+  /// block; the last block prefetches the next panel's first only if
+  /// `nextPanelInTask`.
+  std::string blockLoop;
+  bool nextPanelInTask = true;
 };
 
 /// The pass that prefetches the next panel of one product.

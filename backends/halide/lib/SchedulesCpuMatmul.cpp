@@ -341,11 +341,24 @@ Expr wideOutputTiles(const MatmulKernel &kernel, int width) {
 /// the next panel is mostly the same core's: the output projection (8 panels, a task
 /// each) went from 345-348 to 350-359 us with it. Needs the panel schedule's loops as
 /// tileOutput makes them with panels outermost, and a static K.
-bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles) {
+/// Where K runs in blocks (`kBlock`, contractionBlock), the unit is a panel's block
+/// (128 KB at 512 x 64) rather than the panel: the first output tile of a panel
+/// reads each block first, from DRAM, so its register tiles prefetch all of the next
+/// block while they multiply by this one (and, where a task runs several panels, the
+/// next panel's first block during the last). transformer_base encode, where the
+/// feed-forward's second linear (K = 2048, 8 panels of 512 KB, a task each) takes it,
+/// 2-core Cascade Lake VM (Xeon, family 6 model 85), bench/compare_builds, median of
+/// the per-call ratios to the build without: B=1 S=128 (112 valid) 0.984 and 0.978 in
+/// 60 and 80 rounds (feed-forward group 0.972, 0.967), B=1 S=64 0.981 (group 0.964),
+/// B=1 S=16 0.981 (0.976), B=8 S=128 1.005 (0.986; there the wide tiles of two panels
+/// take the rows, with no panel prefetch), the outputs bit for bit the same.
+bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles,
+                       int64_t kBlock) {
   constexpr int64_t kMaxPanelBytes = 128 << 10;
   return isStatic(kernel.contraction) && tiles.tile.name() == tiles.ro.name() &&
-         tiles.iterationsPerTask >= 2 &&
-         kernel.contraction * kernel.panelWidth * kernel.rhs.type().bytes() <=
+         (tiles.iterationsPerTask >= 2 || kBlock) &&
+         (kBlock ? kBlock : kernel.contraction) * kernel.panelWidth *
+                 kernel.rhs.type().bytes() <=
              kMaxPanelBytes;
 }
 
@@ -460,10 +473,11 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
   if (kernel.panelWidth) {
     // Stored in panels already: each register tile reads its columns' vectors in place.
     packed.compute_inline();
-    if (!alwaysWide && prefetchNextPanel(kernel, t)) {
+    if (!alwaysWide && prefetchNextPanel(kernel, t, kBlock)) {
       PanelPrefetchLoops prefetch;
       std::string productLoop = product.name() + ".s1.";
-      prefetch.kLoop = productLoop + kernel.k.x.name() + "." + kk.name();
+      prefetch.kLoop = productLoop + kernel.k.x.name() + "." +
+                       (kBlock ? kb.name() + "." : "") + kk.name();
       prefetch.registerTileLoop = productLoop + row.name() + "." + rr.name();
       if (panelLoop)
         prefetch.panelLoop = productLoop + n.name() + "." + np.name();
@@ -471,7 +485,11 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
           kernel.output.name() + ".s0." + row.name() + "." + t.ro.name();
       prefetch.weight = kernel.rhs.name();
       prefetch.registerTilesPerOutputTile = rowTile / regRows;
-      prefetch.panelElements = kernel.contraction * kernel.panelWidth;
+      prefetch.panelElements = (kBlock ? kBlock : kernel.contraction) * kernel.panelWidth;
+      if (kBlock) {
+        prefetch.blockLoop = productLoop + kernel.k.x.name() + "." + ko.name();
+        prefetch.nextPanelInTask = t.iterationsPerTask >= 2;
+      }
       prefetch.elementsPerIteration = 2 * kernel.panelWidth;
       passes.push_back(makePanelPrefetchPass(prefetch));
     }

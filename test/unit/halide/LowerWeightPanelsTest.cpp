@@ -163,19 +163,32 @@ TEST_F(HalideLowerPanels, PrefetchesTheNextPanelAndRows) {
     checkRandom({{b, s, 512}, {16, 512, 64}, {1024}});
 }
 
-TEST_F(HalideLowerPanels, NoPanelPrefetchPastTheCaches) {
-  // K = 2048: two 512 KB panels beside the rows would fill L2, so the next panel is not
-  // prefetched; the contraction runs in blocks of 512, whose next 12 KB of rows each
-  // register tile prefetches (48 KB, the whole of K, would evict this tile's from L1).
+TEST_F(HalideLowerPanels, PrefetchesTheNextBlockPastTheCaches) {
+  // K = 2048: two 512 KB panels beside the rows would fill L2, so the contraction runs
+  // in blocks of 512. The first output tile of a panel prefetches the next block
+  // (128 KB), and each register tile the next 12 KB of rows (48 KB, the whole of K,
+  // would evict this tile's from L1). Rows for one output tile, several, and a batch.
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
   loadLinear("?x?x", 2048, 1024, 64);
-  EXPECT_EQ(harness.kernel.loweringPasses.size(), 1u);
+  EXPECT_EQ(harness.kernel.loweringPasses.size(), 2u);
   EXPECT_TRUE(prefetches(harness, 0));
-  EXPECT_FALSE(prefetches(harness, 1));
-  checkRandom({{1, 40, 2048}, {16, 2048, 64}, {1024}});
-  // 8 panels, a task each: the next panel is another core's; the rows still fit L1.
+  EXPECT_TRUE(prefetches(harness, 1));
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 20}, {1, 112}, {2, 70}})
+    checkRandom({{b, s, 2048}, {16, 2048, 64}, {1024}});
+  // 8 panels, a task each: the next panel is another core's, so the last block
+  // prefetches nothing: the blocks' prefetch is conditional on the block loop.
+  loadLinear("?x?x", 2048, 512, 64);
+  std::string stmt = loweredStatement(harness);
+  const std::string panels = harness.kernel.inputs[1].name();
+  size_t fetch = stmt.find("prefetch(" + panels + ",");
+  ASSERT_NE(fetch, std::string::npos);
+  size_t guard = stmt.rfind("if (", fetch);
+  ASSERT_NE(guard, std::string::npos);
+  EXPECT_NE(stmt.substr(guard, fetch - guard).find(".ko"), std::string::npos);
+  checkRandom({{1, 112, 2048}, {8, 2048, 64}, {512}});
+  // K = 512 in one pass and 8 panels, a task each: no panel prefetch; the rows fit L1.
   loadLinear("?x?x", 512, 512, 64);
   EXPECT_FALSE(prefetches(harness, 1));
   EXPECT_TRUE(prefetches(harness, 0));
