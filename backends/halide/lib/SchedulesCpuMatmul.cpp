@@ -350,8 +350,9 @@ Expr wideOutputTiles(const MatmulKernel &kernel, int width) {
 /// 2-core Cascade Lake VM (Xeon, family 6 model 85), bench/compare_builds, median of
 /// the per-call ratios to the build without: B=1 S=128 (112 valid) 0.984 and 0.978 in
 /// 60 and 80 rounds (feed-forward group 0.972, 0.967), B=1 S=64 0.981 (group 0.964),
-/// B=1 S=16 0.981 (0.976), B=8 S=128 1.005 (0.986; there the wide tiles of two panels
-/// take the rows, with no panel prefetch), the outputs bit for bit the same.
+/// B=8 S=128 1.005 (0.986; there the wide tiles of two panels take the rows, with no
+/// panel prefetch), the outputs bit for bit the same. Small, at the edge of the tool's
+/// noise (kernels 0.97-1.02), but the same way in all three B=1 runs.
 bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles,
                        int64_t kBlock) {
   constexpr int64_t kMaxPanelBytes = 128 << 10;
