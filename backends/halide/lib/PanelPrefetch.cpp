@@ -111,7 +111,7 @@ private:
                 registerTileVar;
     Expr step = Variable::make(Int(32), op->name) - op->min;
     // A line every few iterations, or a few lines every iteration.
-    const int perIteration = static_cast<int>(chunkLines / iterations);
+    const int perIteration = static_cast<int>((chunkLines + iterations - 1) / iterations);
     // The loop's first load of the weight, at the first step: the panel's (or the
     // block's) first element (the register tile's first column at its first k).
     Expr panelStart = substitute(op->name, op->min, load.index);

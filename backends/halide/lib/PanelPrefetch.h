@@ -7,9 +7,9 @@
 // lowering passes prefetch, inside the k loop and spread evenly over it, what comes
 // next: a chunk of the next panel in each of a panel's first register tiles (of the
 // next block of k, where K runs in blocks), and the rows that the next register tile
-// stages. Halide's `prefetch` directive cannot say
-// either (its footprint is that of the loop it is placed in, at an offset along one
-// loop), so the passes add them to the lowered statement, finding the loops by name.
+// stages. Halide's `prefetch` directive cannot say either (its footprint is that of the
+// loop it is placed in, at an offset along one loop), so the passes add them to the
+// lowered statement, finding the loops by name.
 //
 //===----------------------------------------------------------------------===//
 
