@@ -124,13 +124,10 @@ private:
     }
     if (blocked && !loops.nextPanelInTask)
       condition = condition && blockStep < blockCount - 1;
-    if (perIteration <= 1) {
-      Expr line = tile * chunkLines + step * chunkLines / static_cast<int>(iterations);
-      return prependPrefetch(op, loops.weight, next + line * kLineElements, condition);
-    }
     Stmt result = op;
     for (int j = perIteration - 1; j >= 0; --j) {
-      Expr line = tile * chunkLines + step * perIteration + j;
+      Expr line =
+          tile * chunkLines + step * chunkLines / static_cast<int>(iterations) + j;
       result = prependPrefetch(result.as<For>(), loops.weight,
                                next + line * kLineElements, condition);
     }
