@@ -13,7 +13,9 @@
 #include "EmitObject.h"
 #include "LowerTestSupport.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
@@ -103,6 +105,51 @@ TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
   // The prefetch changes no value: the step agrees at every batch.
   for (int64_t b : {1, 4, 9})
     checkRandom({{b, 1, 512}, {64, 512}, {64}});
+}
+
+/// For each k loop (`.k$x.ko`) of `stmt`, how many different elements of `buffer` its
+/// body reads (the text of each index, once however often it is repeated).
+std::vector<size_t> readsPerKLoop(const std::string &stmt, const std::string &buffer) {
+  std::vector<size_t> counts;
+  for (size_t at = stmt.find(".k$x.ko, "); at != std::string::npos;
+       at = stmt.find(".k$x.ko, ", at + 1)) {
+    size_t open = stmt.find('{', at), end = open;
+    for (int depth = 0; end < stmt.size(); ++end) {
+      depth += stmt[end] == '{' ? 1 : stmt[end] == '}' ? -1 : 0;
+      if (depth == 0)
+        break;
+    }
+    std::string body = stmt.substr(open, end - open);
+    std::set<std::string> reads;
+    for (size_t r = body.find(buffer + "["); r != std::string::npos;
+         r = body.find(buffer + "[", r + 1))
+      reads.insert(body.substr(r, body.find(']', r) - r));
+    counts.push_back(reads.size());
+  }
+  return counts;
+}
+
+TEST_F(HalideLower, DotFormMatrixVectorReadsOneWeightRowAtATime) {
+  // Below 4 rows each column's dot product runs whole before the next column's, so
+  // that the weight is read as one ascending stream (SchedulesCpuMatmul.cpp,
+  // scheduleDotProduct): its k loop reads one weight vector per step, where the
+  // register tile's reads a vector of each of its 6 columns (at K = 200 the guarded
+  // last k step reads them again, under other index expressions).
+  for (const std::string k : {"512", "200"}) {
+    std::string in = "tensor<?x1x" + k + "xf32>", w = "tensor<70x" + k + "xf32>";
+    load({in, w, "tensor<70xf32>"}, "tensor<?x1x70xf32>",
+         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
+             ", tensor<70xf32>) -> tensor<?x1x70xf32>");
+    std::vector<size_t> reads = readsPerKLoop(loweredStmt(harness), "weight");
+    ASSERT_FALSE(reads.empty()) << k;
+    EXPECT_EQ(*std::min_element(reads.begin(), reads.end()), 1u) << k;
+    EXPECT_GE(*std::max_element(reads.begin(), reads.end()), 6u) << k;
+    // 70 columns leave a partial tile of 4; 1 to 3 rows take the matrix-vector order,
+    // 4 and 9 the register tile.
+    int64_t kValue = std::stoll(k);
+    for (int64_t b : {1, 2, 3, 4, 9})
+      checkRandom({{b, 1, kValue}, {70, kValue}, {70}});
+  }
 }
 
 /// The assembly of `harness`'s kernel for `target`, as a model's kernel is emitted.
