@@ -125,6 +125,23 @@ TEST(CompileTest, UnsupportedTargetIsAnError) {
   EXPECT_FALSE(exists(buildDir() + "/never-written"));
 }
 
+TEST(CompileTest, UnknownCpuTuneIsAnError) {
+  // KILN_CPU_TUNE names the core the CPU schedules are tuned for (zen4 or generic).
+  Model model = buildTinyModel();
+  ASSERT_TRUE(model.ok());
+  hb::CompileOptions options;
+  options.outputDir = buildDir() + "/never-written-tune";
+  setenv("KILN_CPU_TUNE", "zen9", 1);
+  Compiled c = compile(
+      model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
+  unsetenv("KILN_CPU_TUNE");
+  EXPECT_TRUE(mlir::failed(c.result));
+  EXPECT_NE(c.diagnostics.find("KILN_CPU_TUNE is 'zen9'; expected zen4 or generic"),
+            std::string::npos)
+      << c.diagnostics;
+  EXPECT_FALSE(exists(options.outputDir));
+}
+
 TEST(CompileTest, MissingCCompilerFailsBeforeCompiling) {
   Model model = buildTinyModel();
   ASSERT_TRUE(model.ok());

@@ -9,6 +9,7 @@
 
 #include "kiln/backends/halide/Compile.h"
 
+#include "CpuTuning.h"
 #include "EmitObject.h"
 #include "HalideGuard.h"
 #include "Link.h"
@@ -29,6 +30,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <thread>
 
 using namespace mlir;
@@ -150,6 +152,10 @@ FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name,
   FailureOr<Halide::Target> target = parseTarget(module, options.target);
   if (failed(target))
     return failure();
+  if (std::optional<std::string> error = cpu::coreTuningError()) {
+    module.emitError() << *error;
+    return failure();
+  }
   if (failed(packWeightPanels(module, chooseWeightPanelWidth(*target))))
     return failure();
   FailureOr<ModelPlan> plan = planModel(module, name, options.layoutRemarks);

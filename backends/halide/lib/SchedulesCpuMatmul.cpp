@@ -96,6 +96,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuTuning.h"
 #include "PanelPrefetch.h"
 #include "SchedulesCpu.h"
 #include "SchedulesCpuSupport.h"
@@ -537,27 +538,30 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    4 lhs vectors + 1 rhs vector = 29 zmm) updated inside the k loop. One register
 ///    tile per output tile: wider output tiles measured 10-15% slower (1T, 48 x 4: 84 vs
 ///    100 GFLOP/s at M = 512).
-///  - matrix-vector, for fewer rows: a tile of 1 row, each column's whole dot product
-///    in turn, one weight row after the next, so that the weight is read in one
-///    ascending stream as it lies. Further rows reuse the 6 weight rows from L1.
-///    The 6 columns' dot products side by side (each k step one FMA into each of 6
-///    accumulators) read 6 streams 2 KB apart at K = 512, two in each 4 KB page, and
-///    on Zen 4 the hardware prefetchers did not keep up with them: KernelBench
+///  - matrix-vector, for fewer rows: a tile of 1 row, in one of two orders (the rows
+///    after the first reuse the 6 weight rows from L1 either way). Tuned for Zen 4
+///    (CpuTuning.h), each column's whole dot product in turn, one weight row after
+///    the next, so that the weight is read in one ascending stream as it lies;
+///    otherwise the 6 columns' dot products side by side, each k step one FMA into
+///    each of 6 accumulators. Side by side reads 6 streams 2 KB apart at K = 512, two
+///    in each 4 KB page, and on Zen 4 the hardware prefetchers did not keep up with
+///    them: KernelBench
 ///    gemv_b1, weight from DRAM, 2T, 2-core Zen 4 EPYC VM (cpu family 25 model 17;
 ///    bench/stream_read 28-30 GB/s), GB/s, median of six alternated runs, side by side
 ///    / in turn: [1536, 512] 22.4-23.2 / 29.1-31.4, [2048, 512] 23.4-24.7 / 31.4-31.8,
 ///    [512, 512] 22.6-22.9 / 29.6-30.1, [8000, 512] 22.8-24.1 / 29.9-31.8, [512, 2048]
 ///    29.5-30.0 / 31.4-31.5; two columns side by side, 18-22. transformer_base's
 ///    decode_step at batch 1 (bench/generate_bench, median of 512 steps, five
-///    alternated runs) went from 4.16-4.52 to 2.65-3.53 ms. An earlier session had
-///    measured the opposite on a 2-core Zen 5 EPYC VM (cpu family 26; streaming read
-///    42 GB/s), in turn / side by side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 /
-///    44-48, [8000, 512] 31-37 / 38-50, [512, 2048] 42-44 / 45-48, and put it down to
-///    the single chain of dependent FMAs. That chain does not bind at DRAM rates: with
-///    the weight cached (no cold copies), 1T on the Zen 4 VM, in turn read [1536, 512]
-///    at 77-78 GB/s and [512, 2048] at 63-73, over twice a core's share of DRAM. So the
-///    cause on Zen 5 is open, and Zen 5 is not measured with this order. bf16 weights
-///    (the same schedule) gained alike: gemv_b1 bf16 13-17 GB/s before, 27-34 after.
+///    alternated runs) went from 4.16-4.52 to 2.65-3.53 ms, the same logits bit for
+///    bit; bf16 weights (the same schedule) from 13-17 to 27-34 GB/s. On a 2-core
+///    Zen 5 EPYC VM (cpu family 26; streaming read 42 GB/s) it went the other way, in
+///    turn / side by side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000,
+///    512] 31-37 / 38-50, [512, 2048] 42-44 / 45-48, decode_step 2.85-3.10 / 2.32-2.49
+///    ms (703b28d), and side by side streamed at the streaming read's rate on a Cascade
+///    Lake VM (docs/benchmarks.md). Not the one chain of dependent FMAs that in turn
+///    runs, as 703b28d supposed: with the weight cached, 1T on the Zen 4 VM, in turn
+///    read [1536, 512] at 77-78 GB/s and [512, 2048] at 63-73, over twice a core's
+///    share of DRAM. Why Zen 5 prefers 6 streams is not known.
 /// A dynamic row count (a decode step's batch, an encode's few rows) gets both,
 /// specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
@@ -612,7 +616,14 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
                       static_cast<int>(cols * kernel.contraction / width),
                       PrefetchBoundStrategy::NonFaulting);
   };
-  auto matrixVector = [&](Stage update) { update.reorder(vectorLoops).vectorize(lane); };
+  bool columnsInTurn = coreTuning() == CoreTuning::Zen4;
+  if (!columnsInTurn)
+    std::swap(vectorLoops[1], vectorLoops[2]);
+  auto matrixVector = [&](Stage update) {
+    update.reorder(vectorLoops).vectorize(lane);
+    if (!columnsInTurn)
+      update.unroll(n);
+  };
 
   int64_t rows = kernel.extents[rowDim];
   MatmulTiles t;
