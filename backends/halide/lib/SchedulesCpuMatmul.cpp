@@ -38,10 +38,12 @@
 // base Transformer's step reads 104 MB, the L3 holds 32), so they are bound by how
 // the weight is read. The register tile reads its 6 weight rows side by side, six
 // streams 2 KB apart (K = 512), and for a batch of 1 also computes 3 clamped copies
-// of the row; the matrix-vector order reads one row after the next, one stream a
-// core, as bench/stream_read does. transformer_base decode_step at batch 1
-// (bench/generate_bench --profile, old and new alternated 3 times, load average 12 on
-// the shared 2-core machine; mean us per call, 2 threads):
+// of the row; the matrix-vector order (then) read one row after the next, one stream
+// a core, as bench/stream_read does, which is its order on Zen 4 today (on other cores
+// it keeps the 6 rows side by side without the clamped copies: scheduleDotProduct).
+// transformer_base decode_step at batch 1 (bench/generate_bench --profile, old and new
+// alternated 3 times, load average 12 on the shared 2-core machine; mean us per call,
+// 2 threads):
 //
 //   weight                     register tile   matrix-vector
 //   [1536, 512] q/k/v             680-946         319-402
