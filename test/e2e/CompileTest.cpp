@@ -25,6 +25,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 using namespace kiln;
 using namespace kiln::dsl;
 using namespace kiln::e2e;
@@ -131,10 +133,15 @@ TEST(CompileTest, UnknownCpuTuneIsAnError) {
   ASSERT_TRUE(model.ok());
   hb::CompileOptions options;
   options.outputDir = buildDir() + "/never-written-tune";
+  const char *set = std::getenv("KILN_CPU_TUNE");
+  std::string previous = set ? set : "";
   setenv("KILN_CPU_TUNE", "zen9", 1);
   Compiled c = compile(
       model, [&](mlir::ModuleOp m) { return hb::compileModel(m, "e2e_tiny", options); });
-  unsetenv("KILN_CPU_TUNE");
+  if (set)
+    setenv("KILN_CPU_TUNE", previous.c_str(), 1);
+  else
+    unsetenv("KILN_CPU_TUNE");
   EXPECT_TRUE(mlir::failed(c.result));
   EXPECT_NE(c.diagnostics.find("KILN_CPU_TUNE is 'zen9'; expected zen4 or generic"),
             std::string::npos)

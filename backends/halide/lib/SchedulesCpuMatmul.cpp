@@ -38,9 +38,9 @@
 // base Transformer's step reads 104 MB, the L3 holds 32), so they are bound by how
 // the weight is read. The register tile reads its 6 weight rows side by side, six
 // streams 2 KB apart (K = 512), and for a batch of 1 also computes 3 clamped copies
-// of the row; the matrix-vector order (then) read one row after the next, one stream
-// a core, as bench/stream_read does, which is its order on Zen 4 today (on other cores
-// it keeps the 6 rows side by side without the clamped copies: scheduleDotProduct).
+// of the row; the matrix-vector order read one row after the next, one stream a core,
+// as bench/stream_read does (its order on Zen 4 today; on other cores it reads the 6
+// rows side by side, without the clamped copies: scheduleDotProduct).
 // transformer_base decode_step at batch 1 (bench/generate_bench --profile, old and new
 // alternated 3 times, load average 12 on the shared 2-core machine; mean us per call,
 // 2 threads):
@@ -542,28 +542,27 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    100 GFLOP/s at M = 512).
 ///  - matrix-vector, for fewer rows: a tile of 1 row, in one of two orders (the rows
 ///    after the first reuse the 6 weight rows from L1 either way). Tuned for Zen 4
-///    (CpuTuning.h), each column's whole dot product in turn, one weight row after
-///    the next, so that the weight is read in one ascending stream as it lies;
-///    otherwise the 6 columns' dot products side by side, each k step one FMA into
-///    each of 6 accumulators. Side by side reads 6 streams 2 KB apart at K = 512, two
-///    in each 4 KB page, and on Zen 4 the hardware prefetchers did not keep up with
-///    them: KernelBench
+///    (CpuTuning.h), each column's whole dot product in turn, one weight row after the
+///    next, so that the weight is read in one ascending stream as it lies; otherwise the
+///    6 columns' dot products side by side, each k step one FMA into each of 6
+///    accumulators. Side by side reads 6 streams 2 KB apart at K = 512, two in each 4 KB
+///    page, and on Zen 4 the hardware prefetchers did not keep up with them: KernelBench
 ///    gemv_b1, weight from DRAM, 2T, 2-core Zen 4 EPYC VM (cpu family 25 model 17;
-///    bench/stream_read 28-30 GB/s), GB/s, median of six alternated runs, side by side
-///    / in turn: [1536, 512] 22.4-23.2 / 29.1-31.4, [2048, 512] 23.4-24.7 / 31.4-31.8,
+///    bench/stream_read 28-30 GB/s), GB/s, median of six alternated runs, side by side /
+///    in turn: [1536, 512] 22.4-23.2 / 29.1-31.4, [2048, 512] 23.4-24.7 / 31.4-31.8,
 ///    [512, 512] 22.6-22.9 / 29.6-30.1, [8000, 512] 22.8-24.1 / 29.9-31.8, [512, 2048]
 ///    29.5-30.0 / 31.4-31.5; two columns side by side, 18-22. transformer_base's
-///    decode_step at batch 1 (bench/generate_bench, median of 512 steps, five
-///    alternated runs) went from 4.16-4.52 to 2.65-3.53 ms, the same logits bit for
-///    bit; bf16 weights (the same schedule) from 13-17 to 27-34 GB/s. On a 2-core
-///    Zen 5 EPYC VM (cpu family 26; streaming read 42 GB/s) it went the other way, in
-///    turn / side by side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000,
-///    512] 31-37 / 38-50, [512, 2048] 42-44 / 45-48, decode_step 2.85-3.10 / 2.32-2.49
-///    ms (703b28d), and side by side streamed at the streaming read's rate on a Cascade
-///    Lake VM (docs/benchmarks.md). Not the one chain of dependent FMAs that in turn
-///    runs, as 703b28d supposed: with the weight cached, 1T on the Zen 4 VM, in turn
-///    read [1536, 512] at 77-78 GB/s and [512, 2048] at 63-73, over twice a core's
-///    share of DRAM. Why Zen 5 prefers 6 streams is not known.
+///    decode_step at batch 1 (bench/generate_bench, median of 512 steps, five alternated
+///    runs) went from 4.16-4.52 to 2.65-3.53 ms, the same logits bit for bit; bf16
+///    weights (the same schedule) from 13-17 to 27-34 GB/s. On a 2-core Zen 5 EPYC VM
+///    (cpu family 26; streaming read 42 GB/s) it went the other way, in turn / side by
+///    side: [1536, 512] 34-38 / 42, [2048, 512] 30-35 / 44-48, [8000, 512] 31-37 / 38-50,
+///    [512, 2048] 42-44 / 45-48, decode_step 2.85-3.10 / 2.32-2.49 ms (703b28d), and side
+///    by side streamed at the streaming read's rate on a Cascade Lake VM
+///    (docs/benchmarks.md). Not the one chain of dependent FMAs that in turn runs, as
+///    703b28d supposed: with the weight cached, 1T on the Zen 4 VM, in turn read [1536,
+///    512] at 77-78 GB/s and [512, 2048] at 63-73, over twice a core's share of DRAM. Why
+///    Zen 5 prefers 6 streams is not known.
 /// A dynamic row count (a decode step's batch, an encode's few rows) gets both,
 /// specialized on the count.
 void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
