@@ -91,19 +91,51 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
 }
 
+/// Sets KILN_CPU_TUNE (CpuTuning.h) for a scope, then restores it.
+class ScopedCpuTune {
+public:
+  explicit ScopedCpuTune(const char *core) {
+    if (const char *old = std::getenv("KILN_CPU_TUNE"))
+      previous = old;
+    setenv("KILN_CPU_TUNE", core, 1);
+  }
+  ~ScopedCpuTune() {
+    if (previous)
+      setenv("KILN_CPU_TUNE", previous->c_str(), 1);
+    else
+      unsetenv("KILN_CPU_TUNE");
+  }
+
+private:
+  std::optional<std::string> previous;
+};
+
 TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
-  // A decode step's register tile prefetches the next 6 weight rows while both panels
-  // fit in L1 (K = 512: 2 x 12 KB), not at K = 2048 (48 KB a panel).
-  auto prefetches = [&](int64_t k) {
+  // A decode step's register tile prefetches the weight rows of a panel ahead (6 rows,
+  // 3072 elements at K = 512; two panels, 6144, tuned for Zen 4) while they fit in L1,
+  // not at K = 2048 (48 KB a panel).
+  auto prefetchText = [&](int64_t k) {
     std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>",
                 w = "tensor<64x" + std::to_string(k) + "xf32>";
     load({in, w, "tensor<64xf32>"}, "tensor<?x1x64xf32>",
          "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
              ", tensor<64xf32>) -> tensor<?x1x64xf32>");
-    return loweredStmt(harness).find("prefetch(weight") != std::string::npos;
+    std::string stmt = loweredStmt(harness);
+    size_t at = stmt.find("prefetch(weight");
+    return at == std::string::npos ? std::string()
+                                   : stmt.substr(at, stmt.find('\n', at) - at);
   };
-  EXPECT_FALSE(prefetches(2048));
-  EXPECT_TRUE(prefetches(512));
+  EXPECT_EQ(prefetchText(2048), "");
+  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) >=
+      16) {
+    for (auto [core, offset] :
+         {std::pair("generic", "+ 3072,"), std::pair("zen4", "+ 6144,")}) {
+      ScopedCpuTune tune(core);
+      EXPECT_NE(prefetchText(512).find(offset), std::string::npos)
+          << core << ": " << prefetchText(512);
+    }
+  }
+  EXPECT_NE(prefetchText(512), "");
   // The prefetch changes no value: the step agrees at every batch.
   for (int64_t b : {1, 4, 9})
     checkRandom({{b, 1, 512}, {64, 512}, {64}});
@@ -130,25 +162,6 @@ std::vector<size_t> readsPerKLoop(const std::string &stmt, const std::string &bu
   }
   return counts;
 }
-
-/// Sets KILN_CPU_TUNE (CpuTuning.h) for a scope, then restores it.
-class ScopedCpuTune {
-public:
-  explicit ScopedCpuTune(const char *core) {
-    if (const char *old = std::getenv("KILN_CPU_TUNE"))
-      previous = old;
-    setenv("KILN_CPU_TUNE", core, 1);
-  }
-  ~ScopedCpuTune() {
-    if (previous)
-      setenv("KILN_CPU_TUNE", previous->c_str(), 1);
-    else
-      unsetenv("KILN_CPU_TUNE");
-  }
-
-private:
-  std::optional<std::string> previous;
-};
 
 TEST_F(HalideLower, DotFormMatrixVectorOrderFollowsTheCore) {
   // Below 4 rows, tuned for Zen 4, each column's dot product runs whole before the next
