@@ -615,7 +615,8 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   // against 7.40-7.80 at one panel (7.43-7.53 at four, one run 9.9), encode B=1 S=16
   // 0.942 and S=64 0.987 of one panel's time (compare_builds, 150 and 60 rounds).
   // Neither Zen 5 nor Intel was measured at two: they keep one.
-  const int prefetchPanels = coreTuning() == CoreTuning::Zen4 ? 2 : 1;
+  const bool zen4 = coreTuning() == CoreTuning::Zen4;
+  const int prefetchPanels = zen4 ? 2 : 1;
   auto registerTile = [&](Stage update) {
     update.reorder(tileLoops).vectorize(lane).unroll(n).unroll(row);
     if (prefetchNextPanel)
@@ -624,7 +625,7 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
           static_cast<int>(prefetchPanels * cols * kernel.contraction / width),
           PrefetchBoundStrategy::NonFaulting);
   };
-  bool columnsInTurn = coreTuning() == CoreTuning::Zen4;
+  const bool columnsInTurn = zen4;
   if (!columnsInTurn)
     std::swap(vectorLoops[1], vectorLoops[2]);
   auto matrixVector = [&](Stage update) {
