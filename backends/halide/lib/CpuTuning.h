@@ -2,11 +2,12 @@
 //
 // A Halide target says which instructions a kernel may use, not which core will run it:
 // Halide 14's host target is the same avx512_sapphirerapids on Zen 4 and Zen 5. Where
-// cores of one instruction set want different loop orders, and it was measured, the
-// schedules ask here which core to tune for: the one of the machine that compiles the
-// model, as -mtune=native does, unless KILN_CPU_TUNE names another. The choice changes
-// loop orders only, never which instructions run or what a kernel computes, so a
-// library tuned for one core runs correctly on any core of its target.
+// cores of one instruction set want different loop orders or copies, and it was
+// measured, the schedules ask here which core to tune for: the one of the machine that
+// compiles the model, as -mtune=native does, unless KILN_CPU_TUNE names another. The
+// choice changes how operands are read (loop orders, prefetch distances, whether a
+// register tile's rows are staged), never the target's instruction set or the order of
+// a sum, so a library tuned for one core computes the same on any core of its target.
 //
 //===----------------------------------------------------------------------===//
 

@@ -101,6 +101,7 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   p.M = lhsIsRow ? Expr(1) : extentOf(lhs, lhsExt, lhsM);
   p.N = extentOf(rhs, rhsExt, rhsN);
   kernel.contraction = isStatic(lhsExt[lhsK]) ? lhsExt[lhsK] : rhsExt[rhsK];
+  kernel.lhsRowsInPlace = chooseLhsRowsInPlace(target);
   Expr K = isStatic(kernel.contraction) ? Expr(static_cast<int>(kernel.contraction))
                                         : lhs.dim(lhsK).extent();
   if (!isStatic(lhsExt[lhsK]) && isStatic(kernel.contraction))
@@ -143,7 +144,11 @@ ProductOperands defineProduct(MatmulKernel &kernel, KernelBoundary &boundary,
   std::vector<Expr> lhsRowIndex(lhsVars.begin(), lhsVars.end());
   if (!lhsIsRow) {
     lhsIndex[lhsM] = m;
-    lhsRowIndex[lhsM] = Halide::clamp(lhsVars[lhsM], 0, p.M - 1);
+    // Read in place, a register tile's rows are addressed through the clamp; `likely`
+    // has Halide peel it off every register tile but the last, as for the columns.
+    Expr row = lhsVars[lhsM];
+    lhsRowIndex[lhsM] =
+        Halide::clamp(kernel.lhsRowsInPlace ? Halide::likely(row) : row, 0, p.M - 1);
   }
   for (size_t d = 2; d < lhsIndex.size(); ++d)
     if (kernel.lhsVaries[d])

@@ -89,3 +89,10 @@ int64_t kiln::halide_backend::chooseWeightPanelWidth(const Halide::Target &targe
     return 0;
   return cpu::chooseWeightPanelWidth(target);
 }
+
+bool kiln::halide_backend::chooseLhsRowsInPlace(const Halide::Target &target) {
+  // The CUDA family stages its tiles in shared memory.
+  if (target.has_gpu_feature())
+    return false;
+  return cpu::chooseLhsRowsInPlace(target);
+}

@@ -64,6 +64,10 @@ int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
 /// weights as the checkpoint stores them.
 int64_t chooseWeightPanelWidth(const Halide::Target &target);
 
+/// Whether `target`'s matmul schedules read a register tile's lhs rows in place instead
+/// of staging them (MatmulKernel::lhsRowsInPlace).
+bool chooseLhsRowsInPlace(const Halide::Target &target);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULER_H

@@ -75,6 +75,10 @@ struct MatmulKernel {
   /// that stages a register tile's rows reads them at constant offsets. A GPU schedule
   /// stages its tiles in shared memory. Inlined unless staged.
   Halide::Func lhsRows;
+  /// Whether the schedule reads the lhs rows in place rather than staging them
+  /// (chooseLhsRowsInPlace in Scheduler.h): the row clamp is then `likely`, so that
+  /// Halide peels it off every register tile but the last.
+  bool lhsRowsInPlace = false;
   /// The rhs indexed (n, k, rhs batch...), n clamped. A schedule may stage it per
   /// column panel (transposing a `transpose_rhs` weight, making panel rows contiguous)
   /// or inline it (reading a `transpose_rhs` weight along k as it lies).

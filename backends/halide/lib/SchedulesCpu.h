@@ -45,6 +45,9 @@ chooseFewQueriesTiles(const Halide::Target &target, int64_t queries, int64_t key
 int64_t chooseFewRowsLimit(const Halide::Target &target, int64_t columns);
 /// The weight panel width for a CPU target (see chooseWeightPanelWidth in Scheduler.h).
 int64_t chooseWeightPanelWidth(const Halide::Target &target);
+/// Whether a CPU target's products read lhs rows in place (see chooseLhsRowsInPlace in
+/// Scheduler.h).
+bool chooseLhsRowsInPlace(const Halide::Target &target);
 
 } // namespace kiln::halide_backend::cpu
 

@@ -235,10 +235,14 @@ std::vector<VarOrRVar> otherDims(const MatmulKernel &kernel, int rowDim) {
 /// 1024; staging it k-major (the six rows' values side by side): 114-154. Only for a
 /// static K whose rows fit a stack tile (Halide sizes it statically), `stagedK` of
 /// each row where the k loop runs in blocks; a dynamic K reads in place.
+/// Where the row clamp is `likely` (MatmulKernel::lhsRowsInPlace, chooseLhsRowsInPlace),
+/// the register tiles before the last read their rows in place with the same k loop as
+/// the staged copy's, 6 broadcasts at constant offsets from one pointer, and nothing is
+/// staged.
 bool stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
                            int regRows, int64_t stagedK) {
   constexpr int64_t kStagedRowsBytes = 64 << 10;
-  if (!isStatic(kernel.contraction) ||
+  if (kernel.lhsRowsInPlace || !isStatic(kernel.contraction) ||
       regRows * stagedK * static_cast<int64_t>(sizeof(float)) > kStagedRowsBytes)
     return false;
   Func lhsRows = kernel.lhsRows;
@@ -748,6 +752,22 @@ int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {
   if (!isStatic(columns) || columns < 4 * panelColumns(width))
     return 0;
   return fewRowsLimit(target);
+}
+
+/// Staging costs a copy of the lhs for every column panel, 6 rows of K loads and
+/// stores before each register tile's k loop. A standalone C loop of the register tile
+/// (its panel in L2) ran at 116 GFLOP/s on one core of a 2-core Zen 4 EPYC VM (cpu
+/// family 25 model 17; 114-116 is that core's FMA peak), 109 with 114 lhs rows staged
+/// from L2 and 105 with 1020 rows from L3. With the clamp peeled off, the rows read in
+/// place were faster on that VM: transformer_base encode, bench/compare_builds, median
+/// of the per-call ratios to the staged build (the outputs bit for bit the same): B=1
+/// S=128 with 16 padded 0.949 (80 rounds; q/k/v linear 0.952, feed-forward group
+/// 0.942), 48 padded 0.925, B=1 S=64 0.923, B=1 S=16 0.915 (150 rounds), B=8 S=128
+/// 0.977 (12 rounds). Tuned for Zen 4 only: the staged copy was measured against the
+/// clamped reads on Intel Cascade Lake (stageRegisterTileRows), the rows in place
+/// against neither Intel nor Zen 5.
+bool cpu::chooseLhsRowsInPlace(const Target &) {
+  return coreTuning() == CoreTuning::Zen4;
 }
 
 int64_t cpu::chooseWeightPanelWidth(const Target &target) {

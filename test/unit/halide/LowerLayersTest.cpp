@@ -91,25 +91,6 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
 }
 
-/// Sets KILN_CPU_TUNE (CpuTuning.h) for a scope, then restores it.
-class ScopedCpuTune {
-public:
-  explicit ScopedCpuTune(const char *core) {
-    if (const char *old = std::getenv("KILN_CPU_TUNE"))
-      previous = old;
-    setenv("KILN_CPU_TUNE", core, 1);
-  }
-  ~ScopedCpuTune() {
-    if (previous)
-      setenv("KILN_CPU_TUNE", previous->c_str(), 1);
-    else
-      unsetenv("KILN_CPU_TUNE");
-  }
-
-private:
-  std::optional<std::string> previous;
-};
-
 TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
   // A decode step's register tile prefetches the weight rows of a panel ahead (6 rows,
   // 3072 elements at K = 512; two panels, 6144, tuned for Zen 4) while they fit in L1,
@@ -220,10 +201,12 @@ TEST_F(HalideLower, ModelKernelsPrefetchIntoEveryCacheLevel) {
   EXPECT_EQ(assembly.find("prefetchnta"), std::string::npos);
 }
 
-TEST_F(HalideLower, PanelStagesTheRegisterTileRows) {
-  // The panel's register tile copies its lhs rows to the stack where K is static
-  // (SchedulesCpuMatmul.cpp, stageRegisterTileRows); the clamped last tiles of 1 to 13
-  // rows and 6 columns past the last panel still agree with the interpreter.
+TEST_F(HalideLower, PanelRegisterTileRowsStagedOrReadInPlaceByCore) {
+  // Tuned for cores other than Zen 4, the panel's register tile copies its lhs rows to
+  // the stack where K is static (SchedulesCpuMatmul.cpp, stageRegisterTileRows); tuned
+  // for Zen 4 it reads them in place, the row clamp peeled off every register tile but
+  // the last (chooseLhsRowsInPlace). Either way the clamped last tiles of 1 to 13 rows
+  // and 6 columns past the last panel agree with the interpreter.
   auto stages = [&](const std::string &k) {
     std::string in = "tensor<?x" + k + "xf32>";
     load({in, "tensor<" + k + "x70xf32>"}, "tensor<?x70xf32>",
@@ -231,10 +214,13 @@ TEST_F(HalideLower, PanelStagesTheRegisterTileRows) {
              "x70xf32>) -> tensor<?x70xf32>");
     return loweredStmt(harness).find("produce lhs_rows") != std::string::npos;
   };
-  EXPECT_FALSE(stages("?"));
-  EXPECT_TRUE(stages("96"));
-  for (int64_t rows : {1, 5, 6, 7, 13, 24, 31, 50})
-    checkRandom({{rows, 96}, {96, 70}});
+  for (const char *core : {"generic", "zen4"}) {
+    ScopedCpuTune tune(core);
+    EXPECT_FALSE(stages("?")) << core;
+    EXPECT_EQ(stages("96"), std::string(core) == "generic") << core;
+    for (int64_t rows : {1, 5, 6, 7, 13, 24, 31, 50})
+      checkRandom({{rows, 96}, {96, 70}});
+  }
 }
 
 TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
@@ -250,15 +236,20 @@ TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
              "x70xf32>) -> tensor<?x70xf32>");
     return loweredStmt(harness);
   };
-  std::string blocked = lower(1024);
-  EXPECT_NE(blocked.find(".k$x.ko"), std::string::npos);
-  EXPECT_NE(blocked.find("prefetch("), std::string::npos);
-  for (int64_t rows : {1, 7, 13, 24, 50})
-    checkRandom({{rows, 1024}, {1024, 70}});
-  std::string onePass = lower(1000);
-  EXPECT_EQ(onePass.find(".k$x.ko"), std::string::npos);
-  EXPECT_EQ(onePass.find("prefetch("), std::string::npos);
-  checkRandom({{13, 1000}, {1000, 70}});
+  // Tuned for Zen 4 the rows are read in place: blocks, and nothing staged to prefetch.
+  for (const char *core : {"generic", "zen4"}) {
+    ScopedCpuTune tune(core);
+    const bool staged = std::string(core) == "generic";
+    std::string blocked = lower(1024);
+    EXPECT_NE(blocked.find(".k$x.ko"), std::string::npos) << core;
+    EXPECT_EQ(blocked.find("prefetch(") != std::string::npos, staged) << core;
+    for (int64_t rows : {1, 7, 13, 24, 50})
+      checkRandom({{rows, 1024}, {1024, 70}});
+    std::string onePass = lower(1000);
+    EXPECT_EQ(onePass.find(".k$x.ko"), std::string::npos) << core;
+    EXPECT_EQ(onePass.find("prefetch("), std::string::npos) << core;
+    checkRandom({{13, 1000}, {1000, 70}});
+  }
 }
 
 TEST_F(HalideLower, PanelTilesOfTwoPanelsPastTheL2) {

@@ -17,9 +17,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -119,6 +121,25 @@ protected:
 /// A path in the tests' temporary folder for this process's file `name`: ctest runs
 /// each test in a process of its own, two or more at once, and a shared name let one
 /// test read or remove another's file.
+/// Sets KILN_CPU_TUNE (CpuTuning.h) for a scope, then restores it.
+class ScopedCpuTune {
+public:
+  explicit ScopedCpuTune(const char *core) {
+    if (const char *old = std::getenv("KILN_CPU_TUNE"))
+      previous = old;
+    setenv("KILN_CPU_TUNE", core, 1);
+  }
+  ~ScopedCpuTune() {
+    if (previous)
+      setenv("KILN_CPU_TUNE", previous->c_str(), 1);
+    else
+      unsetenv("KILN_CPU_TUNE");
+  }
+
+private:
+  std::optional<std::string> previous;
+};
+
 inline std::string scratchPath(const std::string &name) {
   return ::testing::TempDir() + "/" + std::to_string(::getpid()) + "_" + name;
 }
