@@ -188,6 +188,8 @@ Expr defineForm(AttentionKernel &kernel, const AttentionOperands &o,
 
   kernel.keys = RDom(0, keyTile, "key");
   Expr rj = kernel.keys.x;
+  if (tiles.partialKeyTiles)
+    kernel.keys.where(t * keyTile + rj < Tk);
   std::vector<Expr> rowArgs = join({ii, t, qt}, batch);
   std::vector<Expr> keyArgs = join({ii, rj, t, qt}, batch);
   kernel.tileMax = Func("tile_max" + suffix);

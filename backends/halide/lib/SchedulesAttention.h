@@ -40,6 +40,12 @@ struct AttentionTiles {
   /// the head dimension, instead of vectors across queries (which would be mostly
   /// copies of the last query). queryTile is then the query count itself.
   bool dotScores = false;
+  /// Whether the last key tile visits only the keys there are, not a whole tile with
+  /// the rest masked: the loops over a tile's keys carry `t * keyTile + key < Tk`,
+  /// which Halide lifts into their bounds. A whole tile gives those keys weight 0 and
+  /// the same sums, except where the last value row holds an infinity: the clamped
+  /// reads of it times 0 made the row NaN, which the reference does not.
+  bool partialKeyTiles = false;
 };
 
 /// softmax(scale q.k^T + mask) v without the [Tq, Tk] scores. Halide dimension names:

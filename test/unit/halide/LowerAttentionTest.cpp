@@ -326,6 +326,18 @@ TEST_F(HalideLowerAttention, FewQueriesFormForAShortRunTimeQueryCount) {
   checkShapes(1, 2, 9, 40);
 }
 
+TEST_F(HalideLowerAttention, LastKeyTileVisitsOnlyTheKeysThereAre) {
+  // Past the last whole key tile the loops over a tile's keys run over the Tk % 64
+  // keys left (SchedulesAttention.h, partialKeyTiles), not over 64 with the rest
+  // masked; lengths that end inside the first tile, the second, and on a tile's end.
+  load(kPaddedArgs, "tensor<?x2x?x64xf32>", kPaddedOp);
+  EXPECT_NE(loweredStmt(*harness).find("key.extent.1 % 64"), std::string::npos);
+  for (int64_t s : {50, 80, 112, 128}) {
+    HostTensor m = paddingMask({s, std::max<int64_t>(1, s - 16)}, s);
+    checkShapes(2, 2, s, s, 64, 64, &m);
+  }
+}
+
 /// Shared by the rank-3 tests: [B, T, 16], masked_row_value 2.
 const std::vector<std::string> kRank3Args(3, "tensor<?x?x16xf32>");
 const std::string kRank3Op = "kiln.attention %arg0, %arg1, %arg2 {scale = 0.25 : f32, "
