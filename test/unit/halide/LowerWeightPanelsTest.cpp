@@ -30,6 +30,13 @@ std::string panelsType(int64_t n, int64_t k, int64_t width) {
 
 class HalideLowerPanels : public HalideLower {
 protected:
+  /// A linear of K = `k` into 1024 columns (16 panels, two a task), as each core tunes
+  /// it: the register tiles prefetch the next panel, and the next tile's rows of x only
+  /// where they are staged (tuned for Zen 4 they are read in place:
+  /// chooseLhsRowsInPlace); then run on each [b, s] of `rows`.
+  void checkPrefetchesByCore(int64_t k,
+                             const std::vector<std::pair<int64_t, int64_t>> &rows);
+
   /// Loads linear(x [rows..., k], unpack_panels(P [n/width, k, width]), b [n]) alone, or
   /// followed by `epilogue` (ops over the linear's `%l` and the group's further operands
   /// `extraTypes`, as %r, %g, %be; the last result `%e`) in a kiln.fusion group.
@@ -145,6 +152,20 @@ bool prefetches(KernelHarness &harness, size_t input) {
          std::string::npos;
 }
 
+void HalideLowerPanels::checkPrefetchesByCore(
+    int64_t k, const std::vector<std::pair<int64_t, int64_t>> &rows) {
+  for (const char *core : {"generic", "zen4"}) {
+    ScopedCpuTune tune(core);
+    const bool staged = std::string(core) == "generic";
+    loadLinear("?x?x", k, 1024, 64);
+    EXPECT_EQ(harness.kernel.loweringPasses.size(), staged ? 2u : 1u) << core;
+    EXPECT_EQ(prefetches(harness, 0), staged) << core;
+    EXPECT_TRUE(prefetches(harness, 1)) << core;
+    for (auto [b, s] : rows)
+      checkRandom({{b, s, k}, {16, k, 64}, {1024}});
+  }
+}
+
 TEST_F(HalideLowerPanels, PrefetchesTheNextPanelAndRows) {
   // 16 panels of 512 x 64 (128 KB), two a task: the register tiles prefetch the next
   // panel, and the next tile's 6 rows of x (12 KB). Rows enough for all 16 chunks of
@@ -154,19 +175,7 @@ TEST_F(HalideLowerPanels, PrefetchesTheNextPanelAndRows) {
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
-  // Tuned for Zen 4 the rows are read in place (chooseLhsRowsInPlace): only the panel
-  // is prefetched.
-  for (const char *core : {"generic", "zen4"}) {
-    ScopedCpuTune tune(core);
-    const bool staged = std::string(core) == "generic";
-    loadLinear("?x?x", 512, 1024, 64);
-    EXPECT_EQ(harness.kernel.loweringPasses.size(), staged ? 2u : 1u) << core;
-    EXPECT_EQ(prefetches(harness, 0), staged) << core;
-    EXPECT_TRUE(prefetches(harness, 1)) << core;
-    for (auto [b, s] :
-         std::vector<std::pair<int64_t, int64_t>>{{1, 112}, {2, 100}, {1, 30}})
-      checkRandom({{b, s, 512}, {16, 512, 64}, {1024}});
-  }
+  checkPrefetchesByCore(512, {{1, 112}, {2, 100}, {1, 30}});
 }
 
 TEST_F(HalideLowerPanels, PrefetchesTheNextBlockPastTheCaches) {
@@ -177,18 +186,7 @@ TEST_F(HalideLowerPanels, PrefetchesTheNextBlockPastTheCaches) {
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
-  // Tuned for Zen 4 the rows are read in place: the blocks' panel prefetch only.
-  for (const char *core : {"generic", "zen4"}) {
-    ScopedCpuTune tune(core);
-    const bool staged = std::string(core) == "generic";
-    loadLinear("?x?x", 2048, 1024, 64);
-    EXPECT_EQ(harness.kernel.loweringPasses.size(), staged ? 2u : 1u) << core;
-    EXPECT_EQ(prefetches(harness, 0), staged) << core;
-    EXPECT_TRUE(prefetches(harness, 1)) << core;
-    for (auto [b, s] :
-         std::vector<std::pair<int64_t, int64_t>>{{1, 20}, {1, 112}, {2, 70}})
-      checkRandom({{b, s, 2048}, {16, 2048, 64}, {1024}});
-  }
+  checkPrefetchesByCore(2048, {{1, 20}, {1, 112}, {2, 70}});
   // 8 panels, a task each: the next panel is another core's, so the last block
   // prefetches nothing: the blocks' prefetch is conditional on the block loop.
   loadLinear("?x?x", 2048, 512, 64);
