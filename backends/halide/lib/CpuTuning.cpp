@@ -33,20 +33,28 @@ CoreTuning hostCore() {
   std::memcpy(vendor, &ebx, 4);
   std::memcpy(vendor + 4, &edx, 4);
   std::memcpy(vendor + 8, &ecx, 4);
-  if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &eax, &ebx, &ecx, &edx))
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx))
     return CoreTuning::Generic;
   // The family is the base field (bits 8-11) plus, where that is 15, the extended one
   // (bits 20-27).
   unsigned family = (eax >> 8) & 0xf;
   if (family == 0xf)
     family += (eax >> 20) & 0xff;
-  if (family == 25)
-    return CoreTuning::Zen4;
-#endif
+  unsigned a7, b7, c7, d7;
+  bool avx512f = __get_cpuid_count(7, 0, &a7, &b7, &c7, &d7) && (b7 >> 16 & 1);
+  return coreFromCpuid(vendor, family, avx512f);
+#else
   return CoreTuning::Generic;
+#endif
 }
 
 } // namespace
+
+CoreTuning coreFromCpuid(const char *vendor, unsigned family, bool avx512f) {
+  if (std::strcmp(vendor, "AuthenticAMD") == 0 && family == 25 && avx512f)
+    return CoreTuning::Zen4;
+  return CoreTuning::Generic;
+}
 
 CoreTuning coreTuning() {
   if (const char *name = std::getenv(kVariable))

@@ -24,9 +24,13 @@ enum class CoreTuning {
   /// Every core not named below: the schedules as measured on Intel Cascade Lake and
   /// Zen 5.
   Generic,
-  /// AMD Zen 4 (family 25).
+  /// AMD Zen 4: family 25 with AVX-512 (Zen 3 shares the family, without AVX-512).
   Zen4,
 };
+
+/// The core that a CPU's cpuid describes: its vendor string, family (base plus
+/// extended) and whether it has AVX512F.
+CoreTuning coreFromCpuid(const char *vendor, unsigned family, bool avx512f);
 
 /// KILN_CPU_TUNE's core ("zen4" or "generic") when it is set, else the compiling
 /// machine's.
