@@ -167,6 +167,12 @@ LogicalResult kiln::verifyWhere(WhereOp op) {
 
 Value FusionOp::yielded() { return cast<YieldOp>(getBody()->getTerminator()).value(); }
 
+bool kiln::isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp, WhereOp,
+             CastOp, TanhOp, GeluTanhOp, SiluOp, RsqrtOp, ExpOp, NegOp, LogOp, SigmoidOp,
+             SqrtOp, PowOp>(op);
+}
+
 LogicalResult kiln::verifyFusion(FusionOp op) {
   Block &body = op.body().front();
   if (body.getNumArguments() != op.getNumOperands())

@@ -47,12 +47,6 @@ using namespace kiln;
 
 namespace {
 
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, ScaleOp, ReluOp, GeluOp, MaskedFillOp, WhereOp,
-             CastOp, TanhOp, GeluTanhOp, SiluOp, RsqrtOp, ExpOp, NegOp, LogOp, SigmoidOp,
-             SqrtOp, PowOp>(op);
-}
-
 /// Ops whose schedule a group can take, with elementwise ops after them.
 bool isAnchor(Operation *op) {
   return isa<LinearOp, QuantizedLinearOp, MatmulOp, LayerNormOp, RmsNormOp>(op);

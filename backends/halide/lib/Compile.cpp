@@ -9,6 +9,7 @@
 
 #include "kiln/backends/halide/Compile.h"
 
+#include "CollapseRows.h"
 #include "CpuTuning.h"
 #include "EmitObject.h"
 #include "HalideGuard.h"
@@ -158,7 +159,8 @@ FailureOr<Prepared> prepare(ModuleOp module, llvm::StringRef name,
   }
   if (failed(packWeightPanels(module, chooseWeightPanelWidth(*target))))
     return failure();
-  FailureOr<ModelPlan> plan = planModel(module, name, options.layoutRemarks);
+  FailureOr<ModelPlan> plan =
+      planModel(module, name, options.layoutRemarks, chooseCollapsedRows(*target));
   if (failed(plan))
     return failure();
   return Prepared{std::move(*plan), *target};
@@ -194,6 +196,8 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
           else if (kernel.appends > 1)
             pipeline =
                 lowerKvAppends(cast<KvAppendOp>(kernel.op), kernel.appends, target);
+          else if (kernel.collapsedRows)
+            pipeline = lowerCollapsedRows(kernel.op, target);
           else
             pipeline = lowerOp(kernel.op, target);
         })) {

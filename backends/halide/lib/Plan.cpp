@@ -15,6 +15,8 @@
 
 #include "Planner.h"
 
+#include "CollapseRows.h"
+
 #include "kiln/ir/SourceLocation.h"
 
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -60,8 +62,8 @@ void Planner::setWeights(ModuleOp module) {
     plan_.weights = weights.getValue().str();
 }
 
-Planner::Planner(llvm::StringRef model, bool layoutRemarks)
-    : layoutRemarks_(layoutRemarks) {
+Planner::Planner(llvm::StringRef model, bool layoutRemarks, bool collapseRows)
+    : layoutRemarks_(layoutRemarks), collapseRows_(collapseRows) {
   plan_.model = model.str();
   symbolPrefix_ = "kiln_" + sanitizeIdentifier(model) + "_k";
 }
@@ -469,16 +471,54 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
                           << "' produces " << op.getNumResults();
   // The queued appends run first, and their kernel is numbered before this one.
   flushAppends(entry);
-  int kernel = kernelIndex(&op);
+  bool collapsed = collapsesRows(entry, op);
+  int kernel = collapsed ? kernelIndex(&op, kernelSignature(&op) + " collapsed rows")
+                         : kernelIndex(&op);
+  plan_.kernels[kernel].collapsedRows = collapsed;
   std::vector<int> args;
-  for (Value operand : op.getOperands())
-    args.push_back(buffers_.lookup(operand));
+  for (Value operand : op.getOperands()) {
+    int buffer = buffers_.lookup(operand);
+    if (collapsed && isRowTensor(&op, operand)) {
+      FailureOr<int> view = collapsedView(entry, &op, buffer);
+      if (failed(view))
+        return failure();
+      buffer = *view;
+    }
+    args.push_back(buffer);
+  }
   FailureOr<int> result = resultBuffer(entry, op);
+  if (succeeded(result) && collapsed)
+    result = collapsedView(entry, &op, *result);
   if (failed(result))
     return failure();
   args.push_back(*result);
   pushStep(entry, &op, kernel, std::move(args));
   return success();
+}
+
+bool Planner::collapsesRows(const EntryPlan &entry, Operation &op) {
+  if (!collapseRows_ || !rowsCollapsible(&op))
+    return false;
+  const SymShape &result = shapes_.lookup(op.getResult(0));
+  for (Value operand : op.getOperands()) {
+    if (!isRowTensor(&op, operand))
+      continue;
+    const SymShape &shape = shapes_.lookup(operand);
+    if (shape.size() != result.size() ||
+        !std::equal(shape.begin(), shape.end() - 1, result.begin()) ||
+        entry.buffers[buffers_.lookup(operand)].isStrided())
+      return false;
+  }
+  return true;
+}
+
+FailureOr<int> Planner::collapsedView(EntryPlan &entry, Operation *op, int buffer) {
+  BufferPlan view;
+  view.kind = BufferPlan::Kind::View;
+  view.index = buffer;
+  view.dtype = entry.buffers[buffer].dtype;
+  view.shape = collapseRows(entry.buffers[buffer].shape);
+  return pushBuffer(entry, op, std::move(view));
 }
 
 LogicalResult Planner::planInputs(EntryPlan &entry, FuncOp func) {
@@ -558,9 +598,9 @@ LogicalResult Planner::planEntry(FuncOp func) {
   return success();
 }
 
-FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model,
-                               bool layoutRemarks) {
-  Planner planner(model, layoutRemarks);
+FailureOr<ModelPlan> planModel(ModuleOp module, llvm::StringRef model, bool layoutRemarks,
+                               bool collapseRows) {
+  Planner planner(model, layoutRemarks, collapseRows);
   planner.setWeights(module);
   bool any = false;
   for (FuncOp func : module.getOps<FuncOp>()) {

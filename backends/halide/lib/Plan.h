@@ -119,6 +119,9 @@ struct KernelPlan {
   /// step's key and value caches: 2), each with its value as an input and its cache
   /// positions as an output, in that order. See lowerKvAppends.
   unsigned appends = 1;
+  /// Lowered over its rows collapsed into one dimension (CollapseRows.h): its steps pass
+  /// dense [rows, D] views of their row tensors.
+  bool collapsedRows = false;
   /// How many steps (across all entries) call it.
   unsigned uses = 0;
 };
@@ -137,9 +140,11 @@ struct ModelPlan {
 /// Plans `module`, named `model`: every func is an entry point, in module order. Emits an
 /// error at the offending op and fails on what no kernel or buffer can express. With
 /// `layoutRemarks`, a remark at each slice and transpose that stays a kernel says why it
-/// is not a view.
+/// is not a view. With `collapseRows`, the kernels of row-wise ops over rows of two or
+/// more dimensions run over them as one (KernelPlan::collapsedRows).
 mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model,
-                                     bool layoutRemarks = false);
+                                     bool layoutRemarks = false,
+                                     bool collapseRows = false);
 
 /// `name` with every character that cannot appear in a C identifier replaced by '_'.
 std::string sanitizeIdentifier(llvm::StringRef name);

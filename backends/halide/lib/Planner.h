@@ -40,8 +40,9 @@ void planLifetimes(EntryPlan &entry);
 /// Builds the plan of one model; one instance per planModel call.
 class Planner {
 public:
-  /// With `layoutRemarks`, a remark at each slice and transpose left a kernel.
-  Planner(llvm::StringRef model, bool layoutRemarks);
+  /// With `layoutRemarks`, a remark at each slice and transpose left a kernel; with
+  /// `collapseRows`, row-wise kernels run over their rows as one dimension.
+  Planner(llvm::StringRef model, bool layoutRemarks, bool collapseRows);
 
   /// Takes the precision of the weights from `module` (ModelPlan::weights).
   void setWeights(mlir::ModuleOp module);
@@ -81,6 +82,11 @@ private:
   /// The buffer a kernel writes `op`'s result to: a temporary, or a permuted view of
   /// the temporary of the head merge that reads it.
   mlir::FailureOr<int> resultBuffer(EntryPlan &entry, mlir::Operation &op);
+  /// Whether `op`'s kernel runs over its rows collapsed (CollapseRows.h): a row-wise op
+  /// whose row operands have its result's leading dims and dense buffers.
+  bool collapsesRows(const EntryPlan &entry, mlir::Operation &op);
+  /// A dense view of `buffer` with its leading dims collapsed into one, for `op`.
+  mlir::FailureOr<int> collapsedView(EntryPlan &entry, mlir::Operation *op, int buffer);
   /// Gives `op`'s result its buffer and, for a kernel, its step.
   mlir::LogicalResult planOp(EntryPlan &entry, mlir::FuncOp func, mlir::Operation &op);
   mlir::LogicalResult planReturn(EntryPlan &entry, mlir::FuncOp func, ReturnOp ret);
@@ -109,7 +115,7 @@ private:
   std::string valueDimOf(mlir::FuncOp func, unsigned input);
 
   ModelPlan plan_;
-  bool layoutRemarks_;
+  bool layoutRemarks_, collapseRows_;
   std::string symbolPrefix_;
   llvm::StringMap<int> parameterIndices_;
   llvm::StringMap<int> stateIndices_;

@@ -96,3 +96,10 @@ bool kiln::halide_backend::chooseLhsRowsInPlace(const Halide::Target &target) {
     return false;
   return cpu::chooseLhsRowsInPlace(target);
 }
+
+bool kiln::halide_backend::chooseCollapsedRows(const Halide::Target &target) {
+  // The CUDA family's schedules were written for, and measured at, rows in sequences.
+  if (target.has_gpu_feature())
+    return false;
+  return cpu::chooseCollapsedRows(target);
+}

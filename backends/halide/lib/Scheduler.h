@@ -68,6 +68,10 @@ int64_t chooseWeightPanelWidth(const Halide::Target &target);
 /// of staging them (MatmulKernel::lhsRowsInPlace).
 bool chooseLhsRowsInPlace(const Halide::Target &target);
 
+/// Whether `target`'s row-wise kernels run over their rows collapsed into one dimension
+/// (KernelPlan::collapsedRows).
+bool chooseCollapsedRows(const Halide::Target &target);
+
 } // namespace kiln::halide_backend
 
 #endif // KILN_BACKENDS_HALIDE_SCHEDULER_H

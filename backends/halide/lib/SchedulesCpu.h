@@ -48,6 +48,9 @@ int64_t chooseWeightPanelWidth(const Halide::Target &target);
 /// Whether a CPU target's products read lhs rows in place (see chooseLhsRowsInPlace in
 /// Scheduler.h).
 bool chooseLhsRowsInPlace(const Halide::Target &target);
+/// Whether a CPU target's row-wise kernels run over their rows as one dimension (see
+/// chooseCollapsedRows in Scheduler.h).
+bool chooseCollapsedRows(const Halide::Target &target);
 
 } // namespace kiln::halide_backend::cpu
 

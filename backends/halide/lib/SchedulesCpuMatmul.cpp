@@ -775,3 +775,20 @@ int64_t cpu::chooseWeightPanelWidth(const Target &target) {
   // are one panel.
   return panelColumns(target.natural_vector_size(Float(32)));
 }
+
+/// Per sequence, the panel schedule's 6-row register tiles leave a partial tile (S = 128
+/// is 21 tiles and 2 rows), which computes 6 rows for the 2 and reads them through the
+/// row clamp; over B*S rows there is one per call. KernelBench, 2T, 2-core Zen 4 EPYC VM
+/// (cpu family 25 model 17), linears over 64-column panels, GFLOP/s, [8, 128, K] /
+/// [1, 1024, K] in one run: 512 -> 1536 210.3 / 218.9, 512 -> 512 216.4 / 222.2, 512 ->
+/// 2048 214.8 / 219.1, 2048 -> 512 218.4 / 224.7. transformer_base encode on that VM,
+/// bench/compare_builds, median of the per-call ratios to the build without: B=8 S=128
+/// 0.978 (16 rounds; q/k/v linear 0.985, output projection group 0.972, feed-forward
+/// group 0.979), B=8 S=16 0.912 (60 rounds: 22 register tiles instead of 8 x 3, a
+/// partial one in each), B=1 S=128 with 16 padded 1.002 and B=1 S=16 1.007 (one
+/// sequence either way). The outputs differ in the last bits (at most 4e-6 after six
+/// layers at B=2 S=126), though each sum runs along k in the same order: LLVM contracts
+/// more of the layer norm's multiply-adds into FMAs in the new loop nest (6 against 4
+/// in the output projection group's). Not measured on Intel or Zen 5, whose tiles are
+/// the same.
+bool cpu::chooseCollapsedRows(const Halide::Target &) { return true; }

@@ -9,6 +9,7 @@
 #ifndef KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H
 #define KILN_TEST_UNIT_HALIDE_KERNELHARNESS_H
 
+#include "CollapseRows.h"
 #include "Lower.h"
 
 #include "kiln/backends/reference/Interpreter.h"
@@ -106,7 +107,8 @@ public:
       diagnostics += d.str() + "\n";
       return mlir::success();
     });
-    mlir::FailureOr<LoweredKernel> lowered = lowerOp(op, target);
+    mlir::FailureOr<LoweredKernel> lowered =
+        collapsedRows ? lowerCollapsedRows(op, target) : lowerOp(op, target);
     if (mlir::failed(lowered))
       return "lowering failed: " + diagnostics;
     kernel = *lowered;
@@ -119,7 +121,9 @@ public:
   HostTensor run(const std::vector<HostTensor> &inputs, const Shape &outShape) {
     std::vector<Halide::Buffer<>> buffers;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      buffers.push_back(toBuffer(inputs[i], kernel.inputs[i].type()));
+      buffers.push_back(collapsedRows && isRowTensor(op, op->getOperand(i))
+                            ? viewAs(inputs[i], collapsed(inputs[i].shape))
+                            : toBuffer(inputs[i], kernel.inputs[i].type()));
       kernel.inputs[i].set(buffers.back());
     }
     bool isInt =
@@ -127,9 +131,19 @@ public:
     HostTensor out = isInt ? HostTensor::ints(outShape) : HostTensor::floats(outShape);
     out.f32.resize(isInt ? 0 : out.numElements());
     out.i32.resize(isInt ? out.numElements() : 0);
-    Halide::Buffer<> result = toBuffer(out);
+    Halide::Buffer<> result =
+        collapsedRows ? viewAs(out, collapsed(out.shape)) : toBuffer(out);
     pipeline.realize(result);
     return out;
+  }
+
+  /// [d0, ..., dn-1] as [d0 * ... * dn-2, dn-1]: a row tensor as a kernel lowered with
+  /// `collapsedRows` reads it.
+  static Shape collapsed(const Shape &shape) {
+    int64_t rows = 1;
+    for (size_t d = 0; d + 1 < shape.size(); ++d)
+      rows *= shape[d];
+    return {rows, shape.back()};
   }
 
   /// Realizes into a preallocated buffer, for timing (inputs set by a previous run).
@@ -152,8 +166,11 @@ public:
   /// A Halide view of `t`'s data: dimension 0 is the last tensor dimension. An empty
   /// tensor gets a dummy host pointer, as the runtime gives it: Halide takes a buffer
   /// with a null host for a bounds query, and the kernel would silently do nothing.
-  static Halide::Buffer<> toBuffer(const HostTensor &t) {
-    std::vector<int> sizes(t.shape.rbegin(), t.shape.rend());
+  static Halide::Buffer<> toBuffer(const HostTensor &t) { return viewAs(t, t.shape); }
+
+  /// toBuffer's view of `t`'s data with `shape`, of as many elements.
+  static Halide::Buffer<> viewAs(const HostTensor &t, const Shape &shape) {
+    std::vector<int> sizes(shape.rbegin(), shape.rend());
     static int32_t emptyStorage[1];
     void *data = t.isInt ? (void *)t.i32.data() : (void *)t.f32.data();
     if (!data)
@@ -186,6 +203,9 @@ public:
   mlir::MLIRContext context;
   mlir::OwningOpRef<mlir::ModuleOp> module;
   mlir::Operation *op = nullptr;
+  /// Set before load: the op is lowered with lowerCollapsedRows, and run passes its row
+  /// tensors as [rows, D] views, as a model's steps do.
+  bool collapsedRows = false;
   LoweredKernel kernel;
   Halide::Pipeline pipeline;
 

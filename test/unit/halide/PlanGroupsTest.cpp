@@ -39,12 +39,14 @@ struct Planned {
 /// `model` (the base model) through the default pipeline with `options`, planned. The
 /// plan's kernels point at the module's ops, so `model` must outlive it.
 mlir::FailureOr<ModelPlan> planBaseWith(kiln::dsl::Model &model,
-                                        const kiln::PipelineOptions &options) {
+                                        const kiln::PipelineOptions &options,
+                                        bool collapseRows = false) {
   EXPECT_TRUE(model.ok());
   mlir::PassManager pm(&model.context());
   kiln::buildDefaultPipeline(pm, options);
   EXPECT_TRUE(mlir::succeeded(pm.run(model.module())));
-  mlir::FailureOr<ModelPlan> plan = planModel(model.module(), "transformer_base");
+  mlir::FailureOr<ModelPlan> plan = planModel(model.module(), "transformer_base",
+                                              /*layoutRemarks=*/false, collapseRows);
   EXPECT_TRUE(mlir::succeeded(plan));
   return plan;
 }
@@ -129,6 +131,53 @@ TEST(PlanGroups, TransformerBaseWithBf16WeightsReadsThemInPlace) {
       if (buffer.dtype == "bf16")
         EXPECT_EQ(buffer.kind, BufferPlan::Kind::Parameter) << bf16->entries[e].name;
   }
+}
+
+TEST(PlanGroups, TransformerBaseEncoderKernelsRunOverTheirRowsCollapsed) {
+  kiln::PipelineOptions options;
+  kiln::dsl::Model plainModel = buildTransformerBase(),
+                   collapsedModel = buildTransformerBase();
+  mlir::FailureOr<ModelPlan> plain = planBaseWith(plainModel, options);
+  mlir::FailureOr<ModelPlan> collapsed =
+      planBaseWith(collapsedModel, options, /*collapseRows=*/true);
+  ASSERT_TRUE(mlir::succeeded(plain) && mlir::succeeded(collapsed));
+  EXPECT_EQ(collapsed->kernels.size(), plain->kernels.size());
+  for (size_t e = 0; e < collapsed->entries.size(); ++e) {
+    const EntryPlan &entry = collapsed->entries[e];
+    ASSERT_EQ(entry.steps.size(), plain->entries[e].steps.size()) << entry.name;
+    // The same buffers, and a [rows, D] view for each row tensor a collapsed kernel
+    // reads or writes: only views are new.
+    size_t views = 0;
+    for (const StepPlan &step : entry.steps)
+      if (collapsed->kernels[step.kernel].collapsedRows)
+        for (int arg : step.args) {
+          const BufferPlan &buffer = entry.buffers[arg];
+          if (buffer.kind != BufferPlan::Kind::View || buffer.shape.size() != 2 ||
+              buffer.shape[0].isStatic())
+            continue;
+          ++views;
+          // The batch times the sequence (S in encode, T in decode).
+          EXPECT_TRUE(llvm::StringRef(buffer.shape[0].expr).startswith("B*"))
+              << entry.name << ": " << buffer.shape[0].expr;
+          EXPECT_EQ(entry.buffers[buffer.index].shape.size(), 3u) << entry.name;
+        }
+    EXPECT_EQ(entry.buffers.size(), plain->entries[e].buffers.size() + views)
+        << entry.name;
+    if (entry.name == "encode") {
+      // Per layer: the q/k/v linear (an input and a result), the output projection's
+      // group (its input, the residual and the result) and the feed-forward's (input,
+      // result); not the final layer norm, which has no product.
+      EXPECT_EQ(views, 6u * (2 + 3 + 2));
+    }
+    if (entry.name == "decode_step") {
+      // A step's rows are [B, 1, D]: nothing to collapse.
+      EXPECT_EQ(views, 0u);
+    }
+  }
+  size_t collapsedKernels = 0;
+  for (const KernelPlan &kernel : collapsed->kernels)
+    collapsedKernels += kernel.collapsedRows;
+  EXPECT_GT(collapsedKernels, 0u);
 }
 
 } // namespace

@@ -41,6 +41,10 @@ mlir::LogicalResult verifyKvAppend(KvAppendOp op);
 /// dim named by its entry of `dims` (a state op's `dims`, an input's `kiln.dims`); a
 /// missing or "" entry leaves it unknown.
 SymShape declaredStateShape(mlir::RankedTensorType type, mlir::ArrayAttr dims);
+/// Whether `op` computes each element of its result from the same element of its
+/// operands (broadcast): the arithmetic, activation, math, cast, where and masked_fill
+/// ops. Kernel groups and row collapsing build on it.
+bool isElementwise(mlir::Operation *op);
 } // namespace kiln
 
 #include "kiln/ir/KilnInterfaces.h.inc"
