@@ -120,8 +120,8 @@ SymShape collapseRows(ArrayRef<SymDim> shape) {
     std::string right = d.isStatic() ? std::to_string(d.size) : d.expr;
     // A factor that is not a plain product is parenthesised: "S*A/2" would divide S*A.
     auto factor = [](const std::string &e) {
-      bool product =
-          llvm::all_of(e, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '*'; });
+      bool product = llvm::all_of(
+          e, [](char c) { return llvm::isAlnum(c) || c == '_' || c == '*'; });
       return product ? e : "(" + e + ")";
     };
     rows = left == "1" ? SymDim::named(factor(right))

@@ -86,12 +86,13 @@ TEST_F(CollapsedRows, LinearOverAWeightInPanelsMatchesTheInterpreter) {
 TEST_F(CollapsedRows, OnlyOpsThatKeepRowsApartCollapse) {
   std::string x = tensor("?x?x8"), w = tensor("16x8"), b = tensor("16"),
               y = tensor("?x?x16");
-  EXPECT_TRUE(collapsible(oneOpModule(
-      {x, w, b}, y,
-      "kiln.linear %arg0, %arg1, %arg2 : (" + x + ", " + w + ", " + b + ") -> " + y)));
+  EXPECT_TRUE(collapsible(oneOpModule({x, w, b}, y,
+                                      "kiln.linear %arg0, %arg1, %arg2 : (" + x + ", " +
+                                          w + ", " + b + ") -> " + y)));
   // Row-wise, but without a product to gain.
-  EXPECT_FALSE(collapsible(oneOpModule(
-      {x, tensor("8")}, x, "kiln.add %arg0, %arg1 : (" + x + ", tensor<8xf32>) -> " + x)));
+  EXPECT_FALSE(collapsible(
+      oneOpModule({x, tensor("8")}, x,
+                  "kiln.add %arg0, %arg1 : (" + x + ", tensor<8xf32>) -> " + x)));
   // A linear and positions added to every sequence: a row's operand depends on its
   // position.
   std::string positions = tensor("?x16");
@@ -99,23 +100,22 @@ TEST_F(CollapsedRows, OnlyOpsThatKeepRowsApartCollapse) {
       {x, w, b, positions}, y,
       "kiln.fusion %arg0, %arg1, %arg2, %arg3 : (" + x + ", " + w + ", " + b + ", " +
           positions + ") -> " + y + " {\n^bb0(%x: " + x + ", %w: " + w + ", %b: " + b +
-          ", %p: " + positions + "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " +
-          w + ", " + b + ") -> " + y + "\n  %e = kiln.add %l, %p : (" + y + ", " +
-          positions + ") -> " + y + "\n  kiln.yield %e : " + y + "\n}")));
+          ", %p: " + positions + "):\n  %l = kiln.linear %x, %w, %b : (" + x + ", " + w +
+          ", " + b + ") -> " + y + "\n  %e = kiln.add %l, %p : (" + y + ", " + positions +
+          ") -> " + y + "\n  kiln.yield %e : " + y + "\n}")));
   // A decoding step's [B, 1, D] has its rows in one dimension already.
   std::string step = tensor("?x1x8"), stepOut = tensor("?x1x16");
-  EXPECT_FALSE(collapsible(oneOpModule(
-      {step, w, b}, stepOut,
-      "kiln.linear %arg0, %arg1, %arg2 : (" + step + ", " + w + ", " + b + ") -> " +
-          stepOut)));
+  EXPECT_FALSE(collapsible(oneOpModule({step, w, b}, stepOut,
+                                       "kiln.linear %arg0, %arg1, %arg2 : (" + step +
+                                           ", " + w + ", " + b + ") -> " + stepOut)));
   // A softmax reads along a dimension, a batched matmul mixes the rows of a sequence.
-  EXPECT_FALSE(collapsible(
-      oneOpModule({x}, x, "kiln.softmax %arg0 {axis = 2 : i64} : " + x)));
+  EXPECT_FALSE(
+      collapsible(oneOpModule({x}, x, "kiln.softmax %arg0 {axis = 2 : i64} : " + x)));
   std::string keys = tensor("?x?x8"), scores = tensor("?x?x?");
-  EXPECT_FALSE(collapsible(oneOpModule(
-      {x, keys}, scores,
-      "kiln.matmul %arg0, %arg1 {transpose_rhs = true} : (" + x + ", " + keys + ") -> " +
-          scores)));
+  EXPECT_FALSE(
+      collapsible(oneOpModule({x, keys}, scores,
+                              "kiln.matmul %arg0, %arg1 {transpose_rhs = true} : (" + x +
+                                  ", " + keys + ") -> " + scores)));
 }
 
 } // namespace
