@@ -10,6 +10,8 @@ using namespace kiln::dsl;
 Model kiln::e2e::buildMatmulModel() {
   ModelBuilder m("e2e_matmul");
   Parameter weight = m.parameter("proj.weight", {13, 20});
+  Parameter bias = m.parameter("proj.bias", {13});
+  Parameter reluBias = m.parameter("relu_proj.bias", {13});
   Entry f = m.entry("forward");
   Tensor a = f.input("a", DType::F32, {dyn("B"), dyn("M"), dyn("K")});
   Tensor b = f.input("b", DType::F32, {dyn("B"), dyn("K"), dyn("N")});
@@ -26,6 +28,10 @@ Model kiln::e2e::buildMatmulModel() {
   f.output("aw", matmul(a, w));
   f.output("bcast", matmul(x4, y3));
   f.output("linear", matmul(z, weight, /*transposeLhs=*/false, /*transposeRhs=*/true));
+  // A linear, and a kernel group with one, over rows of an input: on CPU their kernels
+  // run over [B*M, ...] views of the input and of their results.
+  f.output("linear_bias", linear(z, weight, bias));
+  f.output("linear_relu", relu(linear(z, weight, reluBias)));
   return m.finish();
 }
 
