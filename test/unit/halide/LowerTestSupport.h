@@ -68,6 +68,27 @@ inline HostTensor randomInts(Shape shape, unsigned seed, int32_t lo, int32_t hi)
   return t;
 }
 
+/// A post-norm feed-forward block as one group over [?, ?, D] rows: linear to `hidden`,
+/// ReLU, linear back to D, the residual add and layer_norm.
+inline std::string feedForwardNorm(int64_t d, int64_t hidden) {
+  std::string x = "tensor<?x?x" + std::to_string(d) + "xf32>";
+  std::string h = "tensor<?x?x" + std::to_string(hidden) + "xf32>";
+  std::string w1 = "tensor<" + std::to_string(hidden) + "x" + std::to_string(d) + "xf32>";
+  std::string b1 = "tensor<" + std::to_string(hidden) + "xf32>";
+  std::string w2 = "tensor<" + std::to_string(d) + "x" + std::to_string(hidden) + "xf32>";
+  std::string v = "tensor<" + std::to_string(d) + "xf32>";
+  return "kiln.fusion %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 : (" + x + ", " +
+         w1 + ", " + b1 + ", " + w2 + ", " + v + ", " + v + ", " + v + ") -> " + x +
+         " {\n^bb0(%x: " + x + ", %w1: " + w1 + ", %b1: " + b1 + ", %w2: " + w2 +
+         ", %b2: " + v + ", %g: " + v + ", %be: " + v +
+         "):\n  %l = kiln.linear %x, %w1, %b1 : (" + x + ", " + w1 + ", " + b1 + ") -> " +
+         h + "\n  %r = kiln.relu %l : " + h + "\n  %m = kiln.linear %r, %w2, %b2 : (" +
+         h + ", " + w2 + ", " + v + ") -> " + x + "\n  %s = kiln.add %x, %m : (" + x +
+         ", " + x + ") -> " + x +
+         "\n  %n = kiln.layer_norm %s, %g, %be {epsilon = 1.0e-5 : f32} : (" + x + ", " +
+         v + ", " + v + ") -> " + x + "\n  kiln.yield %n : " + x + "\n}";
+}
+
 class HalideLower : public ::testing::Test {
 protected:
   /// Lowers and compiles the op `op` of a module with `argTypes` -> `resultType`.
