@@ -499,6 +499,16 @@ LogicalResult Planner::planOp(EntryPlan &entry, FuncOp func, Operation &op) {
 bool Planner::collapsesRows(const EntryPlan &entry, Operation &op) {
   if (!collapseRows_ || !rowsCollapsible(&op))
     return false;
+  // A dense view of a strided one reads with the strided one's strides (the runtime's
+  // strideSource), so the whole chain of views must be dense.
+  auto denseChain = [&](int buffer) {
+    for (;; buffer = entry.buffers[buffer].index) {
+      if (entry.buffers[buffer].isStrided())
+        return false;
+      if (entry.buffers[buffer].kind != BufferPlan::Kind::View)
+        return true;
+    }
+  };
   const SymShape &result = shapes_.lookup(op.getResult(0));
   for (Value operand : op.getOperands()) {
     if (!isRowTensor(&op, operand))
@@ -506,7 +516,7 @@ bool Planner::collapsesRows(const EntryPlan &entry, Operation &op) {
     const SymShape &shape = shapes_.lookup(operand);
     if (shape.size() != result.size() ||
         !std::equal(shape.begin(), shape.end() - 1, result.begin()) ||
-        entry.buffers[buffers_.lookup(operand)].isStrided())
+        !denseChain(buffers_.lookup(operand)))
       return false;
   }
   return true;

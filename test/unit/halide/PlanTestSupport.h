@@ -39,7 +39,8 @@ protected:
       errors += d.str() + "\n";
       return mlir::success();
     });
-    mlir::FailureOr<ModelPlan> planned = planModel(*module, "m", layoutRemarks);
+    mlir::FailureOr<ModelPlan> planned =
+        planModel(*module, "m", layoutRemarks, collapseRows);
     if (mlir::failed(planned))
       return false;
     text_ = writeManifest(*planned, "host");
@@ -81,6 +82,8 @@ protected:
   mlir::OwningOpRef<mlir::ModuleOp> module;
   /// planModel's: a remark (collected in `errors`) at each slice or transpose kernel.
   bool layoutRemarks = false;
+  /// planModel's: product kernels over [B*S, D] views of their rows (CPU targets).
+  bool collapseRows = false;
   llvm::json::Value manifest = nullptr;
   std::string errors;
   std::string text_;
