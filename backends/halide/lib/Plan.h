@@ -140,8 +140,8 @@ struct ModelPlan {
 /// Plans `module`, named `model`: every func is an entry point, in module order. Emits an
 /// error at the offending op and fails on what no kernel or buffer can express. With
 /// `layoutRemarks`, a remark at each slice and transpose that stays a kernel says why it
-/// is not a view. With `collapseRows`, the kernels of row-wise ops over rows of two or
-/// more dimensions run over them as one (KernelPlan::collapsedRows).
+/// is not a view. With `collapseRows`, the kernels of products over rows of two or more
+/// dimensions run over them as one (rowsCollapsible, KernelPlan::collapsedRows).
 mlir::FailureOr<ModelPlan> planModel(mlir::ModuleOp module, llvm::StringRef model,
                                      bool layoutRemarks = false,
                                      bool collapseRows = false);

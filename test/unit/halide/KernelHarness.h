@@ -1,8 +1,9 @@
 //===- KernelHarness.h - Runs one lowered op with Halide's JIT ---*- C++ -*-===//
 //
 // Shared by the lowering tests and the schedule benchmark: parses a one-op kiln module,
-// lowers the op with lowerOp, JIT-compiles the pipeline once (its dynamic extents
-// stay symbolic) and realizes it on host tensors of any shape the type admits.
+// lowers the op with lowerOp (or, with `collapsedRows`, lowerCollapsedRows over [rows, D]
+// views), JIT-compiles the pipeline once (its dynamic extents stay symbolic) and
+// realizes it on host tensors of any shape the type admits.
 //
 //===----------------------------------------------------------------------===//
 
