@@ -216,7 +216,7 @@ FailureOr<std::vector<ObjectTask>> planObjects(const ModelPlan &plan,
     task.compile = [pipeline = *pipeline, outputs, kernelTarget, name = kernel.name] {
       std::vector<Halide::Argument> args(pipeline.inputs.begin(), pipeline.inputs.end());
       emitKernelFiles(pipelineOf(pipeline).compile_to_module(args, name, kernelTarget),
-                      outputs);
+                      outputs, pipeline.codegen.prefetchLevel());
     };
     tasks.push_back(std::move(task));
   }

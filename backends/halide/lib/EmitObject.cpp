@@ -1,17 +1,20 @@
 //===- EmitObject.cpp - A kernel's object file from its Halide module -----===//
 //
 // Halide 14 lowers a schedule's `prefetch` to llvm.prefetch with locality 0 ("no
-// temporal locality"), which x86 encodes as prefetchnta. Kiln's one prefetch (the dot
-// form's next weight panel, SchedulesCpuMatmul.cpp) fetches lines that the same kernel
-// reads a few microseconds later, often more than once (one pass per row tile): what
-// locality 3 (prefetcht0, into every cache level) is for. Intel documents that its
-// server cores bring prefetchnta's lines into L1 but not L2, and on a Cascade Lake VM
-// the NTA prefetch made transformer_base's short encodes and batched decode steps 2x
-// slower than no prefetch at all, where prefetcht0 is level with none or ahead
-// (SchedulesCpuMatmul.cpp has the figures, at the prefetch). The LLVM module is
-// Halide's own, after its optimisation; only the prefetch calls' locality changes
-// before the machine code is emitted. Halide's JIT (the unit tests, KernelBench) has
-// no such step and keeps prefetchnta.
+// temporal locality"), which x86 encodes as prefetchnta. Kiln's prefetches (the dot
+// form's next weight panel, SchedulesCpuMatmul.cpp; the panel schedule's next panel and
+// rows, PanelPrefetch.h) fetch lines that the same kernel reads a few microseconds
+// later, often more than once (one pass per row tile). Intel documents that its server
+// cores bring prefetchnta's lines into L1 but not L2, and on a Cascade Lake VM the NTA
+// prefetch made transformer_base's short encodes and batched decode steps 2x slower
+// than no prefetch at all, where prefetcht0 is level with none or ahead
+// (SchedulesCpuMatmul.cpp has the figures, at the prefetch). So each kernel's
+// prefetches get the level its schedules asked for (CodegenRequests in Schedules.h):
+// locality 3 (prefetcht0, every level) or 2 (prefetcht1, L2 and beyond: on Zen 4 the
+// weight streams of batched decode steps gained from it). The LLVM module is Halide's
+// own, after its optimisation; only the prefetch calls' locality changes before the
+// machine code is emitted. Halide's JIT (the unit tests, KernelBench) has no such step
+// and keeps prefetchnta.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +31,20 @@ namespace {
 
 /// llvm.prefetch(address, rw, locality, cache type): locality is operand 2, 0 to 3.
 constexpr unsigned kLocalityOperand = 2;
-constexpr int kHighLocality = 3;
 
-void keepPrefetchedLinesCached(llvm::Module &module) {
+/// The locality that x86 encodes as the prefetch into `level`.
+int localityOf(PrefetchLevel level) {
+  switch (level) {
+  case PrefetchLevel::L1:
+    return 3; // prefetcht0
+  case PrefetchLevel::L2:
+    return 2; // prefetcht1
+  }
+  return 3;
+}
+
+void setPrefetchLevel(llvm::Module &module, PrefetchLevel level) {
+  const int locality = localityOf(level);
   for (llvm::Function &function : module)
     for (llvm::BasicBlock &block : function)
       for (llvm::Instruction &inst : block)
@@ -39,13 +53,14 @@ void keepPrefetchedLinesCached(llvm::Module &module) {
           call->setArgOperand(
               kLocalityOperand,
               llvm::ConstantInt::get(call->getArgOperand(kLocalityOperand)->getType(),
-                                     kHighLocality));
+                                     locality));
 }
 
 } // namespace
 
 void emitKernelFiles(const Halide::Module &module,
-                     const std::map<Halide::OutputFileType, std::string> &outputs) {
+                     const std::map<Halide::OutputFileType, std::string> &outputs,
+                     PrefetchLevel prefetchLevel) {
   using Halide::OutputFileType;
   std::map<OutputFileType, std::string> machineCode, others;
   for (const auto &[type, path] : outputs)
@@ -63,7 +78,7 @@ void emitKernelFiles(const Halide::Module &module,
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> ir =
       Halide::compile_module_to_llvm_module(module, context);
-  keepPrefetchedLinesCached(*ir);
+  setPrefetchLevel(*ir, prefetchLevel);
   for (const auto &[type, path] : machineCode) {
     std::unique_ptr<llvm::raw_fd_ostream> out = Halide::make_raw_fd_ostream(path);
     if (type == OutputFileType::object)

@@ -7,6 +7,8 @@
 #ifndef KILN_BACKENDS_HALIDE_EMITOBJECT_H
 #define KILN_BACKENDS_HALIDE_EMITOBJECT_H
 
+#include "Schedules.h"
+
 #include "Halide.h"
 
 #include <map>
@@ -15,10 +17,11 @@
 namespace kiln::halide_backend {
 
 /// Writes `outputs` of `module` as Module::compile does, except that the software
-/// prefetches of its object and assembly keep their lines in every cache level
-/// (EmitObject.cpp says why).
+/// prefetches of its object and assembly fill `prefetchLevel` (EmitObject.cpp says
+/// why).
 void emitKernelFiles(const Halide::Module &module,
-                     const std::map<Halide::OutputFileType, std::string> &outputs);
+                     const std::map<Halide::OutputFileType, std::string> &outputs,
+                     PrefetchLevel prefetchLevel);
 
 } // namespace kiln::halide_backend
 

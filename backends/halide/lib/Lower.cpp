@@ -62,13 +62,13 @@ void printOperandType(Value value, llvm::raw_ostream &os) {
 /// schedule for it.
 FailureOr<LoweredKernel> scheduleAt(Location loc, const KernelAlgorithm &algorithm,
                                     const Halide::Target &target) {
-  LoweringPasses passes;
-  if (llvm::Error error = schedule(algorithm.stages, target, passes)) {
+  CodegenRequests codegen;
+  if (llvm::Error error = schedule(algorithm.stages, target, codegen)) {
     emitError(loc) << llvm::toString(std::move(error));
     return failure();
   }
   return LoweredKernel{algorithm.inputs, outputOf(algorithm.stages.back()),
-                       std::move(passes)};
+                       std::move(codegen)};
 }
 
 } // namespace
@@ -77,7 +77,7 @@ Halide::Pipeline kiln::halide_backend::pipelineOf(const LoweredKernel &kernel) {
   Halide::Pipeline pipeline(kernel.output);
   // The pipeline keeps raw pointers to its passes; each deleter holds a reference, so
   // that a pass lives as long as the pipeline.
-  for (const std::shared_ptr<Halide::Internal::IRMutator> &pass : kernel.loweringPasses)
+  for (const std::shared_ptr<Halide::Internal::IRMutator> &pass : kernel.codegen.passes)
     pipeline.add_custom_lowering_pass(pass.get(), [pass] {});
   return pipeline;
 }

@@ -34,8 +34,9 @@ namespace kiln::halide_backend {
 struct LoweredKernel {
   std::vector<Halide::ImageParam> inputs;
   Halide::Func output;
-  /// Passes over the lowered statement that its schedule asks for.
-  LoweringPasses loweringPasses;
+  /// What its schedules ask of its code generation: passes over the lowered
+  /// statement, the level its prefetches fill.
+  CodegenRequests codegen;
 };
 
 /// The pipeline that compiles `kernel`, with its lowering passes.

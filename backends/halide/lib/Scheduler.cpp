@@ -31,7 +31,7 @@ Halide::Func kiln::halide_backend::outputOf(const KernelDescription &kernel) {
 
 llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> stages,
                                            const Halide::Target &target,
-                                           LoweringPasses &passes) {
+                                           CodegenRequests &codegen) {
   for (const KernelDescription &stage : stages) {
     llvm::Error error = std::visit(
         [&](const auto &kernel) -> llvm::Error {
@@ -40,7 +40,7 @@ llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> sta
           if (target.has_gpu_feature())
             return noGpuSchedule(kernel.kind, target);
           if constexpr (std::is_same_v<std::decay_t<decltype(kernel)>, MatmulKernel>)
-            cpu::schedule(kernel, target, passes);
+            cpu::schedule(kernel, target, codegen);
           else
             cpu::schedule(kernel, target);
           return llvm::Error::success();

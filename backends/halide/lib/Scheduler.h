@@ -36,9 +36,9 @@ Halide::Func outputOf(const KernelDescription &kernel);
 /// Schedules the stages of one kernel's pipeline for `target`, producers first: every
 /// stage but the last is computed whole (at root) before the next one reads it. Fails,
 /// naming the kind of kernel, when the target has no schedule for one of them. Adds the
-/// lowering passes that the schedules ask for to `passes`.
+/// lowering passes and prefetch levels that the schedules ask for to `codegen`.
 llvm::Error schedule(llvm::ArrayRef<KernelDescription> stages,
-                     const Halide::Target &target, LoweringPasses &passes);
+                     const Halide::Target &target, CodegenRequests &codegen);
 
 /// The tiles that an attention kernel's algorithm is written for (see
 /// SchedulesAttention.h), as `target`'s attention schedule wants them; `queries`,

@@ -22,10 +22,32 @@
 
 namespace kiln::halide_backend {
 
-/// Passes over a kernel's lowered statement that a schedule asks for, where Halide's
-/// scheduling directives cannot say what it wants (PanelPrefetch.h); the kernel's
-/// Pipeline runs them (pipelineOf in Lower.h).
-using LoweringPasses = std::vector<std::shared_ptr<Halide::Internal::IRMutator>>;
+/// The cache level that a kernel's software prefetches fill (EmitObject.cpp).
+enum class PrefetchLevel {
+  /// Every level (prefetcht0): for lines that the next k steps read.
+  L1,
+  /// L2 and beyond, not L1 (prefetcht1): for a weight streamed from DRAM a few
+  /// microseconds ahead of its use.
+  L2,
+};
+
+/// What a kernel's schedules ask of its code generation beyond Halide's scheduling
+/// directives.
+struct CodegenRequests {
+  /// Passes over the lowered statement, where the directives cannot say what a
+  /// schedule wants (PanelPrefetch.h); the kernel's Pipeline runs them (pipelineOf in
+  /// Lower.h).
+  std::vector<std::shared_ptr<Halide::Internal::IRMutator>> passes;
+  /// The levels that the kernel's prefetches asked for. One kernel's prefetches all
+  /// compile to one instruction (Halide 14 gives them no level of their own), so L1
+  /// wins where both were asked for: a prefetch of what the next k steps read is
+  /// wasted if it stops in L2.
+  bool prefetchIntoL1 = false, prefetchIntoL2 = false;
+
+  PrefetchLevel prefetchLevel() const {
+    return prefetchIntoL2 && !prefetchIntoL1 ? PrefetchLevel::L2 : PrefetchLevel::L1;
+  }
+};
 
 /// The size of a `?` dimension in an Extents.
 inline constexpr int64_t kDynamicExtent = -1;

@@ -21,7 +21,7 @@ namespace kiln::halide_backend::cpu {
 void schedule(const PointwiseKernel &kernel, const Halide::Target &target);
 void schedule(const TransposeKernel &kernel, const Halide::Target &target);
 void schedule(const MatmulKernel &kernel, const Halide::Target &target,
-              LoweringPasses &passes);
+              CodegenRequests &codegen);
 void schedule(const SoftmaxKernel &kernel, const Halide::Target &target);
 void schedule(const LayerNormKernel &kernel, const Halide::Target &target);
 void schedule(const RmsNormKernel &kernel, const Halide::Target &target);

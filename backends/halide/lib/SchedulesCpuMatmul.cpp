@@ -373,7 +373,7 @@ bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles,
 /// The general schedule: the rhs panel is packed with n contiguous, and a register tile
 /// of 4 vectors x 6 rows is updated inside the k loop.
 void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
-                          LoweringPasses &passes) {
+                          CodegenRequests &codegen) {
   Func product = kernel.product, packed = kernel.packedRhs;
   const Extents &ext = kernel.extents;
   int rowDim = matmulRowDimension(kernel);
@@ -465,7 +465,8 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
     rows.rowElements = stagedK;
     rows.rowStride = kernel.contraction;
     rows.iterations = (stagedK + 1) / 2;
-    passes.push_back(makeRowsPrefetchPass(rows));
+    codegen.passes.push_back(makeRowsPrefetchPass(rows));
+    codegen.prefetchIntoL1 = true;
   }
 
   // The panel, n innermost and contiguous: for transpose_rhs a transpose in
@@ -499,7 +500,8 @@ void schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
         prefetch.nextPanelInTask = t.iterationsPerTask >= 2;
       }
       prefetch.elementsPerIteration = 2 * kernel.panelWidth;
-      passes.push_back(makePanelPrefetchPass(prefetch));
+      codegen.passes.push_back(makePanelPrefetchPass(prefetch));
+      codegen.prefetchIntoL1 = true;
     }
     return;
   }
@@ -569,7 +571,8 @@ int64_t lhsBlockTiles(const MatmulKernel &kernel, int tileRows) {
 ///    Zen 5 prefers 6 streams is not known.
 /// A dynamic row count (a decode step's batch, an encode's few rows) gets both,
 /// specialized on the count.
-void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
+void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out,
+                        CodegenRequests &codegen) {
   Func product = kernel.product, packed = kernel.packedRhs;
   int rowDim = matmulRowDimension(kernel);
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
@@ -606,7 +609,8 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   // transformer_base encode, kiln-run --repeat 15, median ms, nta / t0 / none, two
   // rounds: B=1 S=16 10.9-11.0 / 5.5-5.7 / 6.0-6.1, B=1 S=64 15.0-15.2 / 8.0-8.1 /
   // 7.9-8.0, B=8 S=8 64.1-65.6 / 32.7-32.9 / 31.5-31.8 (greedy b8, model bench: 21.1
-  // -> 12.2 ms a position with t0). Not measured with t0 on Zen.
+  // -> 12.2 ms a position with t0). On Zen 4, t0 was level with no prefetch, and the
+  // prefetch fills L2 instead (below).
   constexpr int64_t kPrefetchPanelBytes = 16 << 10;
   int64_t panelBytes = cols * kernel.contraction * kernel.rhs.type().bytes();
   // The next panel lies cols x K elements on: a whole number of k steps when the
@@ -621,13 +625,29 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out) {
   // Neither Zen 5 nor Intel was measured at two: they keep one.
   const bool zen4 = coreTuning() == CoreTuning::Zen4;
   const int prefetchPanels = zen4 ? 2 : 1;
+  // On Zen 4 the prefetch fills L2, not L1 (prefetcht1; PrefetchLevel): with
+  // prefetcht0 the register tiles were no faster than without any prefetch.
+  // transformer_base greedy b8 on a 2-core Zen 4 EPYC VM (cpu family 25 model 17;
+  // bench/stream_read 34 GB/s), bench/generate_bench --profile, median step of 192 and
+  // the fastest call of the biggest linears, us, in three alternated runs, prefetcht0
+  // / prefetcht1: step 6.3-7.4 / 5.8-6.0 ms; q/k/v linear [1536, 512] 127-134 / 81-88
+  // (23 / 37 GB/s); feed-forward group (8 MB) 340-360 / 269-299; logits [8000, 512]
+  // 644-678 / 420-475. In two runs more, no prefetch at all: step 7.0-7.1 ms, the
+  // linears level with prefetcht0's. prefetcht2 was level with prefetcht1. Two panels
+  // ahead stayed best into L2 (4 panels: step 6.3 ms, 8: 6.6). A kernel whose panel
+  // schedule prefetches into L1 as well keeps prefetcht0 for all of them
+  // (CodegenRequests); of transformer_base's, those are the encoder's products, where
+  // the few rows' prefetches into L2 measured 0.978 of an encode B=1 S=16 and the
+  // panel schedule's 1.020 of B=1 S=128 (16 padded; compare_builds, 100 rounds).
+  // Intel and Zen 5 keep prefetcht0 (not measured into L2).
   auto registerTile = [&](Stage update) {
     update.reorder(tileLoops).vectorize(lane).unroll(n).unroll(row);
-    if (prefetchNextPanel)
-      update.prefetch(
-          kernel.rhs, ko, ko,
-          static_cast<int>(prefetchPanels * cols * kernel.contraction / width),
-          PrefetchBoundStrategy::NonFaulting);
+    if (!prefetchNextPanel)
+      return;
+    update.prefetch(kernel.rhs, ko, ko,
+                    static_cast<int>(prefetchPanels * cols * kernel.contraction / width),
+                    PrefetchBoundStrategy::NonFaulting);
+    (zen4 ? codegen.prefetchIntoL2 : codegen.prefetchIntoL1) = true;
   };
   const bool columnsInTurn = zen4;
   if (!columnsInTurn)
@@ -717,7 +737,7 @@ bool useDotProduct(const MatmulKernel &kernel, const Target &target) {
 } // namespace
 
 void cpu::schedule(const MatmulKernel &kernel, const Target &target,
-                   LoweringPasses &passes) {
+                   CodegenRequests &codegen) {
   const int width = target.natural_vector_size(Float(32));
   if (kernel.emptyProduct.defined()) {
     // An empty contraction writes zeros, an empty output nothing; every schedule below
@@ -735,14 +755,14 @@ void cpu::schedule(const MatmulKernel &kernel, const Target &target,
     few.packedRhs = kernel.fewRowsForm.packedRhs;
     few.widenedRhs = kernel.fewRowsForm.widenedRhs;
     Func out = kernel.output;
-    scheduleDotProduct(few, width, out.specialize(kernel.fewRows));
-    schedulePanelProduct(kernel, width, out, passes);
+    scheduleDotProduct(few, width, out.specialize(kernel.fewRows), codegen);
+    schedulePanelProduct(kernel, width, out, codegen);
     return;
   }
   if (useDotProduct(kernel, target))
-    scheduleDotProduct(kernel, width, kernel.output);
+    scheduleDotProduct(kernel, width, kernel.output, codegen);
   else
-    schedulePanelProduct(kernel, width, kernel.output, passes);
+    schedulePanelProduct(kernel, width, kernel.output, codegen);
 }
 
 int64_t cpu::chooseFewRowsLimit(const Target &target, int64_t columns) {

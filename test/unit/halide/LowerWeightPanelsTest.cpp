@@ -158,7 +158,11 @@ void HalideLowerPanels::checkPrefetchesByCore(
     ScopedCpuTune tune(core);
     const bool staged = std::string(core) == "generic";
     loadLinear("?x?x", k, 1024, 64);
-    EXPECT_EQ(harness.kernel.loweringPasses.size(), staged ? 2u : 1u) << core;
+    EXPECT_EQ(harness.kernel.codegen.passes.size(), staged ? 2u : 1u) << core;
+    // The panel schedule's prefetches read within a few k steps: into L1, whatever
+    // the few rows' dot form asks for.
+    EXPECT_TRUE(harness.kernel.codegen.prefetchIntoL1) << core;
+    EXPECT_EQ(harness.kernel.codegen.prefetchLevel(), PrefetchLevel::L1) << core;
     EXPECT_EQ(prefetches(harness, 0), staged) << core;
     EXPECT_TRUE(prefetches(harness, 1)) << core;
     for (auto [b, s] : rows)
