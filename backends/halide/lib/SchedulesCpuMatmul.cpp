@@ -636,10 +636,10 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out,
   // linears level with prefetcht0's. prefetcht2 was level with prefetcht1. Two panels
   // ahead stayed best into L2 (4 panels: step 6.3 ms, 8: 6.6). A kernel whose panel
   // schedule prefetches into L1 as well keeps prefetcht0 for all of them
-  // (CodegenRequests); of transformer_base's, those are the encoder's products, where
-  // the few rows' prefetches into L2 measured 0.978 of an encode B=1 S=16 and the
-  // panel schedule's 1.020 of B=1 S=128 (16 padded; compare_builds, 100 rounds).
-  // Intel and Zen 5 keep prefetcht0 (not measured into L2).
+  // (CodegenRequests). transformer_base's encoder multiplies weights in panels, whose
+  // prefetches are the panel schedule's: all of them into L2 measured 0.978 of an
+  // encode B=1 S=16 and 1.020 of B=1 S=128 (16 padded; compare_builds, 100 rounds), so
+  // they keep L1. Intel and Zen 5 keep prefetcht0 (not measured into L2).
   auto registerTile = [&](Stage update) {
     update.reorder(tileLoops).vectorize(lane).unroll(n).unroll(row);
     if (!prefetchNextPanel)

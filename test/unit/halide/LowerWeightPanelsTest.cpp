@@ -159,8 +159,8 @@ void HalideLowerPanels::checkPrefetchesByCore(
     const bool staged = std::string(core) == "generic";
     loadLinear("?x?x", k, 1024, 64);
     EXPECT_EQ(harness.kernel.codegen.passes.size(), staged ? 2u : 1u) << core;
-    // The panel schedule's prefetches read within a few k steps: into L1, whatever
-    // the few rows' dot form asks for.
+    // The panel schedule prefetches what the next k steps read: into L1 on every
+    // core.
     EXPECT_TRUE(harness.kernel.codegen.prefetchIntoL1) << core;
     EXPECT_EQ(harness.kernel.codegen.prefetchLevel(), PrefetchLevel::L1) << core;
     EXPECT_EQ(prefetches(harness, 0), staged) << core;
