@@ -629,10 +629,10 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out,
   // prefetcht0 the register tiles were no faster than without any prefetch.
   // transformer_base greedy b8 on a 2-core Zen 4 EPYC VM (cpu family 25 model 17;
   // bench/stream_read 34 GB/s), bench/generate_bench --profile, median step of 192 and
-  // the fastest call of the biggest linears, us, in three alternated runs, prefetcht0
-  // / prefetcht1: step 6.3-7.4 / 5.8-6.0 ms; q/k/v linear [1536, 512] 127-134 / 81-88
-  // (23 / 37 GB/s); feed-forward group (8 MB) 340-360 / 269-299; logits [8000, 512]
-  // 644-678 / 420-475. In two runs more, no prefetch at all: step 7.0-7.1 ms, the
+  // the fastest call of the biggest linears, us, in six alternated runs, prefetcht0 /
+  // prefetcht1: step 6.3-7.4 / 5.2-6.0 ms; q/k/v linear [1536, 512] 127-135 / 81-90
+  // (23-25 / 35-39 GB/s); feed-forward group (8 MB) 340-360 / 270-298; logits [8000,
+  // 512] 644-678 / 431-501. In two runs more, no prefetch at all: step 7.0-7.1 ms, the
   // linears level with prefetcht0's. prefetcht2 was level with prefetcht1. Two panels
   // ahead stayed best into L2 (4 panels: step 6.3 ms, 8: 6.6). A kernel whose panel
   // schedule prefetches into L1 as well keeps prefetcht0 for all of them
