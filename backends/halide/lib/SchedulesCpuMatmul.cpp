@@ -611,20 +611,27 @@ void scheduleDotProduct(const MatmulKernel &kernel, int width, Stage out,
   // 7.9-8.0, B=8 S=8 64.1-65.6 / 32.7-32.9 / 31.5-31.8 (greedy b8, model bench: 21.1
   // -> 12.2 ms a position with t0). On Zen 4, t0 was level with no prefetch, and the
   // prefetch fills L2 instead (below).
-  constexpr int64_t kPrefetchPanelBytes = 16 << 10;
+  // Where the prefetch fills L2 instead (Zen 4, below), panels of up to 64 KB take it:
+  // the feed-forward's second linear (K = 2048, 48 KB panels) prefetches too, one panel
+  // ahead. transformer_base greedy b8 on a 2-core Zen 4 EPYC VM (cpu family 25 model
+  // 17), bench/generate_bench --profile, mean us a call of the feed-forward group (8
+  // MB), three alternated runs: no prefetch at K = 2048 292-299; one panel ahead
+  // 256-259; two 260-268; four 268-278.
+  const bool zen4 = coreTuning() == CoreTuning::Zen4;
+  constexpr int64_t kL1PanelBytes = 16 << 10, kL2PanelBytes = 64 << 10;
   int64_t panelBytes = cols * kernel.contraction * kernel.rhs.type().bytes();
   // The next panel lies cols x K elements on: a whole number of k steps when the
   // vectors divide K.
   bool prefetchNextPanel = kernel.rhs.dimensions() == 2 && isStatic(kernel.contraction) &&
                            kernel.contraction % width == 0 &&
-                           panelBytes <= kPrefetchPanelBytes;
-  // How many panels ahead the register tile prefetches. On Zen 4 two: transformer_base
-  // greedy b8 (generate_bench, median step of 256, four alternated runs) 6.89-7.31 ms
-  // against 7.40-7.80 at one panel (7.43-7.53 at four, one run 9.9), encode B=1 S=16
-  // 0.942 and S=64 0.987 of one panel's time (compare_builds, 150 and 60 rounds).
-  // Neither Zen 5 nor Intel was measured at two: they keep one.
-  const bool zen4 = coreTuning() == CoreTuning::Zen4;
-  const int prefetchPanels = zen4 ? 2 : 1;
+                           panelBytes <= (zen4 ? kL2PanelBytes : kL1PanelBytes);
+  // How many panels ahead the register tile prefetches. On Zen 4 two of L1's size:
+  // transformer_base greedy b8 (generate_bench, median step of 256, four alternated
+  // runs) 6.89-7.31 ms against 7.40-7.80 at one panel (7.43-7.53 at four, one run 9.9),
+  // encode B=1 S=16 0.942 and S=64 0.987 of one panel's time (compare_builds, 150 and
+  // 60 rounds); one of the larger panels (above). Neither Zen 5 nor Intel was measured
+  // at two: they keep one.
+  const int prefetchPanels = zen4 && panelBytes <= kL1PanelBytes ? 2 : 1;
   // On Zen 4 the prefetch fills L2, not L1 (prefetcht1; PrefetchLevel): with
   // prefetcht0 the register tiles were no faster than without any prefetch.
   // transformer_base greedy b8 on a 2-core Zen 4 EPYC VM (cpu family 25 model 17;

@@ -92,10 +92,12 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
 }
 
-TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
-  // A decode step's register tile prefetches the weight rows of a panel ahead (6 rows,
-  // 3072 elements at K = 512; two panels, 6144, tuned for Zen 4) while they fit in L1,
-  // not at K = 2048 (48 KB a panel).
+TEST_F(HalideLower, DotFormPrefetchesTheNextPanelWhereBothFitTheLevelItFills) {
+  // A decode step's register tile prefetches the weight rows of the panels ahead (6
+  // rows a panel) while both fit the level that the prefetch fills: L1, tuned for
+  // generic cores, takes K = 512 (12 KB a panel, 3072 elements, one panel ahead) but not
+  // K = 2048 (48 KB); L2, tuned for Zen 4, takes two panels ahead at K = 512 (6144
+  // elements) and one at K = 2048 (12288), but not K = 8192 (192 KB).
   auto prefetchText = [&](int64_t k) {
     std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>",
                 w = "tensor<64x" + std::to_string(k) + "xf32>";
@@ -107,20 +109,35 @@ TEST_F(HalideLower, DotFormPrefetchesTheNextPanelOfASmallWeight) {
     return at == std::string::npos ? std::string()
                                    : stmt.substr(at, stmt.find('\n', at) - at);
   };
-  EXPECT_EQ(prefetchText(2048), "");
-  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) >=
-      16) {
-    for (auto [core, offset] :
-         {std::pair("generic", "+ 3072,"), std::pair("zen4", "+ 6144,")}) {
-      ScopedCpuTune tune(core);
-      EXPECT_NE(prefetchText(512).find(offset), std::string::npos)
-          << core << ": " << prefetchText(512);
-    }
+  const bool avx512 = Halide::get_jit_target_from_environment().natural_vector_size(
+                          Halide::Float(32)) >= 16;
+  struct Expected {
+    const char *core;
+    int64_t k;
+    const char *offset; // none: no prefetch
+  };
+  for (Expected e :
+       {Expected{"generic", 512, "+ 3072,"}, Expected{"generic", 2048, nullptr},
+        Expected{"zen4", 512, "+ 6144,"}, Expected{"zen4", 2048, "+ 12288,"},
+        Expected{"zen4", 8192, nullptr}, Expected{"generic", 8192, nullptr}}) {
+    ScopedCpuTune tune(e.core);
+    std::string text = prefetchText(e.k);
+    if (!e.offset)
+      EXPECT_EQ(text, "") << e.core << " K = " << e.k;
+    else if (avx512)
+      EXPECT_NE(text.find(e.offset), std::string::npos)
+          << e.core << " K = " << e.k << ": " << text;
+    else
+      EXPECT_NE(text, "") << e.core << " K = " << e.k;
+    if (e.offset)
+      EXPECT_EQ(harness.kernel.codegen.prefetchLevel(),
+                std::string(e.core) == "zen4" ? PrefetchLevel::L2 : PrefetchLevel::L1)
+          << e.core << " K = " << e.k;
+    // The prefetch changes no value (past the weight's end on the last panels it does
+    // not fault): the step agrees at every batch.
+    for (int64_t b : {1, 4, 9})
+      checkRandom({{b, 1, e.k}, {64, e.k}, {64}});
   }
-  EXPECT_NE(prefetchText(512), "");
-  // The prefetch changes no value: the step agrees at every batch.
-  for (int64_t b : {1, 4, 9})
-    checkRandom({{b, 1, 512}, {64, 512}, {64}});
 }
 
 /// For each k loop (`.k$x.ko`) of `stmt`, how many different elements of `buffer` its
