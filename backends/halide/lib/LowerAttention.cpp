@@ -129,6 +129,8 @@ Expr defineForm(AttentionKernel &kernel, const AttentionOperands &o,
   const AttentionTiles &tiles = kernel.tiles;
   const int queryTile = tiles.queryTile, keyTile = tiles.keyTile;
   kernel.valueDim = o.vExt[0];
+  kernel.keyDim = o.kExt[0];
+  kernel.keyCount = o.kExt[1];
   if (isStatic(o.vExt[0]))
     kernel.channels = roundUp(o.vExt[0] + 2, tiles.width);
   Expr channels = isStatic(kernel.channels)

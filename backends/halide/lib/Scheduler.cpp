@@ -39,7 +39,8 @@ llvm::Error kiln::halide_backend::schedule(llvm::ArrayRef<KernelDescription> sta
             return cuda::schedule(kernel, target);
           if (target.has_gpu_feature())
             return noGpuSchedule(kernel.kind, target);
-          if constexpr (std::is_same_v<std::decay_t<decltype(kernel)>, MatmulKernel>)
+          if constexpr (std::is_same_v<std::decay_t<decltype(kernel)>, MatmulKernel> ||
+                        std::is_same_v<std::decay_t<decltype(kernel)>, AttentionKernel>)
             cpu::schedule(kernel, target, codegen);
           else
             cpu::schedule(kernel, target);

@@ -83,6 +83,8 @@ struct AttentionKernel {
   /// dv and the state's channel count (dv + 2 rounded up to `width`), or
   /// kDynamicExtent.
   int64_t valueDim = kDynamicExtent, channels = kDynamicExtent;
+  /// The key rows' length (d) and count (Tk), or kDynamicExtent.
+  int64_t keyDim = kDynamicExtent, keyCount = kDynamicExtent;
   /// The output's extents.
   Extents extents;
   /// When defined: the condition (an empty output or no keys) under which the output is

@@ -28,7 +28,8 @@ void schedule(const RmsNormKernel &kernel, const Halide::Target &target);
 void schedule(const ArgmaxKernel &kernel, const Halide::Target &target);
 void schedule(const ReduceKernel &kernel, const Halide::Target &target);
 void schedule(const ConcatKernel &kernel, const Halide::Target &target);
-void schedule(const AttentionKernel &kernel, const Halide::Target &target);
+void schedule(const AttentionKernel &kernel, const Halide::Target &target,
+              CodegenRequests &codegen);
 void schedule(const QuantizedLinearKernel &kernel, const Halide::Target &target);
 
 /// The attention tiles for a CPU target (see chooseAttentionTiles in Scheduler.h).

@@ -307,6 +307,36 @@ TEST_F(HalideLowerAttention, DecodeStepCausal) {
     checkShapes(3, 4, 1, keys);
 }
 
+TEST_F(HalideLowerAttention, DecodeStepTasksPrefetchTheNextTaskOfTheirRun) {
+  // Tuned for Zen 4, a decode step's tasks (a batch entry's head each) run in 8 runs of
+  // consecutive tasks, each task prefetching into L2 the keys and values of the next
+  // task of its run (SchedulesCpuAttention.cpp, runsOfTasks; TaskPrefetch.h); tuned
+  // for other cores they take turns over single tasks and prefetch nothing. Either way
+  // the results agree with the interpreter: runs of one (4 tasks), of 2 (16), of 3
+  // with a partial last run (28), of 4 (36), keys within one tile and past two.
+  const std::string q = "tensor<?x4x1x64xf32>", kv = "tensor<?x4x?x64xf32>";
+  const std::string text =
+      oneOpModule({q, kv, kv}, q, attentionOp(q, kv, q, "scale = 0.125 : f32"));
+  for (const char *core : {"generic", "zen4"}) {
+    ScopedCpuTune tune(core);
+    KernelHarness kernel;
+    ASSERT_EQ(kernel.load(text), "") << core;
+    harness = &kernel;
+    const bool zen4 = std::string(core) == "zen4";
+    std::string stmt = loweredStmt(kernel);
+    EXPECT_EQ(stmt.find("prefetch(key") != std::string::npos, zen4) << core;
+    EXPECT_EQ(stmt.find("prefetch(value") != std::string::npos, zen4) << core;
+    EXPECT_EQ(stmt.find(".in_run") != std::string::npos, zen4) << core;
+    EXPECT_EQ(kernel.kernel.codegen.prefetchLevel(),
+              zen4 ? PrefetchLevel::L2 : PrefetchLevel::L1)
+        << core;
+    for (int64_t batch : {1, 4, 7, 9})
+      for (int64_t keys : {1, 64, 130})
+        checkShapes(batch, 4, 1, keys);
+    harness = nullptr;
+  }
+}
+
 TEST_F(HalideLowerAttention, FewQueriesFormForAShortRunTimeQueryCount) {
   // A query count known only at run time gets a second form with one vector of
   // queries a tile, which the kernel takes up to half the general tile (32 queries
