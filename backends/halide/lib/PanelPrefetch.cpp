@@ -1,6 +1,7 @@
 //===- PanelPrefetch.cpp - The panel schedule prefetching its next tile ---===//
 
 #include "PanelPrefetch.h"
+#include "PrefetchSupport.h"
 
 using namespace Halide;
 using namespace Halide::Internal;
@@ -8,40 +9,12 @@ using namespace kiln::halide_backend;
 
 namespace {
 
-/// The index of the first element `load` reads (a ramp's base); undefined for a gather.
-Expr firstIndex(const Load *load) {
-  if (const Ramp *ramp = load->index.as<Ramp>())
-    return ramp->base;
-  return load->index.type().is_scalar() ? load->index : Expr();
-}
-
-/// The index of the first load of `weight` in a statement (a ramp's base).
-class FirstWeightLoad : public IRVisitor {
-public:
-  explicit FirstWeightLoad(const std::string &weight) : weight(weight) {}
-  Expr index;
-
-private:
-  using IRVisitor::visit;
-  void visit(const Load *op) override {
-    if (index.defined() || op->name != weight) {
-      IRVisitor::visit(op);
-      return;
-    }
-    index = firstIndex(op);
-  }
-  const std::string &weight;
-};
-
 /// `loop` with a prefetch of the cache line at `buffer[offset]` at the top of its body,
 /// only where `condition` holds (when defined). Halide's `prefetch` directive cannot say
 /// it: it prefetches the footprint of its own loop at a fixed offset.
 Stmt prependPrefetch(const For *loop, const std::string &buffer, const Expr &offset,
                      const Expr &condition = Expr()) {
-  Expr prefetch = Call::make(Float(32), Call::prefetch,
-                             {Variable::make(Handle(), buffer), simplify(offset), 1, 1},
-                             Call::Intrinsic);
-  Stmt fetch = Evaluate::make(prefetch);
+  Stmt fetch = prefetchLine(buffer, offset);
   if (condition.defined())
     fetch = IfThenElse::make(condition, fetch);
   return For::make(loop->name, loop->min, loop->extent, loop->for_type, loop->device_api,
@@ -97,7 +70,7 @@ private:
     if (!outputTileVar.defined() || !registerTileVar.defined() ||
         (!loops.blockLoop.empty() && !blockStep.defined()))
       return op;
-    FirstWeightLoad load(loops.weight);
+    FirstLoad load(loops.weight, /*atFirstIteration=*/false);
     op->body.accept(&load);
     if (!load.index.defined())
       return op;
@@ -141,14 +114,15 @@ private:
 /// The first element that the producer of `staged` copies: the source buffer and the
 /// copy's index at the first iteration of each of the producer's loops, with its lets
 /// substituted, so that it names only what is in scope beside the producer.
-class FindStagedSource : public IRVisitor {
+class FindStagedSource : public FirstIterationVisitor {
 public:
   explicit FindStagedSource(const std::string &staged) : staged(staged) {}
   std::string buffer;
   Expr start;
 
 private:
-  using IRVisitor::visit;
+  using FirstIterationVisitor::visit;
+  bool binding() const override { return inProducer; }
   void visit(const ProducerConsumer *op) override {
     if (!op->is_producer || op->name != staged) {
       IRVisitor::visit(op);
@@ -158,24 +132,6 @@ private:
     op->body.accept(this);
     inProducer = false;
   }
-  /// Visits `body` with `name` standing for `value`: a let's value, a loop's minimum.
-  void visitBound(const std::string &name, const Expr &value, const Stmt &body) {
-    bindings.emplace_back(name, value);
-    body.accept(this);
-    bindings.pop_back();
-  }
-  void visit(const LetStmt *op) override {
-    if (inProducer)
-      visitBound(op->name, op->value, op->body);
-    else
-      IRVisitor::visit(op);
-  }
-  void visit(const For *op) override {
-    if (inProducer)
-      visitBound(op->name, op->min, op->body);
-    else
-      IRVisitor::visit(op);
-  }
   void visit(const Store *op) override {
     const Load *load = op->value.as<Load>();
     if (!inProducer || start.defined() || op->name != staged || !load)
@@ -183,14 +139,11 @@ private:
     Expr index = firstIndex(load);
     if (!index.defined())
       return;
-    for (auto it = bindings.rbegin(); it != bindings.rend(); ++it)
-      index = substitute(it->first, it->second, index);
     buffer = load->name;
-    start = simplify(index);
+    start = atFirstIteration(index);
   }
   const std::string &staged;
   bool inProducer = false;
-  std::vector<std::pair<std::string, Expr>> bindings;
 };
 
 class PrefetchNextRows : public IRMutator {

@@ -1,51 +1,13 @@
 //===- TaskPrefetch.cpp - A run of parallel tasks prefetching the next ----===//
 
 #include "TaskPrefetch.h"
+#include "PrefetchSupport.h"
 
 using namespace Halide;
 using namespace Halide::Internal;
 using namespace kiln::halide_backend;
 
 namespace {
-
-/// The index of the first element of `buffer` that a statement loads, at the first
-/// iteration of every loop inside the statement, with the lets inside it substituted:
-/// it names only the loop variables and lets outside the statement.
-class FirstLoad : public IRVisitor {
-public:
-  explicit FirstLoad(const std::string &buffer) : buffer(buffer) {}
-  Expr index;
-
-private:
-  using IRVisitor::visit;
-  /// Visits `body` with `name` standing for `value`: a let's value, a loop's minimum.
-  void visitBound(const std::string &name, const Expr &value, const Stmt &body) {
-    bindings.emplace_back(name, value);
-    body.accept(this);
-    bindings.pop_back();
-  }
-  void visit(const LetStmt *op) override {
-    op->value.accept(this);
-    visitBound(op->name, op->value, op->body);
-  }
-  void visit(const For *op) override { visitBound(op->name, op->min, op->body); }
-  void visit(const Load *op) override {
-    if (index.defined() || op->name != buffer) {
-      IRVisitor::visit(op);
-      return;
-    }
-    Expr first = op->index;
-    if (const Ramp *ramp = first.as<Ramp>())
-      first = ramp->base;
-    if (!first.type().is_scalar())
-      return;
-    for (auto it = bindings.rbegin(); it != bindings.rend(); ++it)
-      first = substitute(it->first, it->second, first);
-    index = simplify(first);
-  }
-  const std::string &buffer;
-  std::vector<std::pair<std::string, Expr>> bindings;
-};
 
 bool endsWith(const std::string &name, const std::string &suffix) {
   return name.size() >= suffix.size() &&
@@ -66,7 +28,7 @@ private:
     Expr task = Variable::make(Int(32), op->name);
     std::vector<Stmt> fetches;
     for (const TaskRows &read : loops.reads) {
-      FirstLoad first(read.buffer);
+      FirstLoad first(read.buffer, /*atFirstIteration=*/true);
       op->body.accept(&first);
       if (!first.index.defined())
         continue;
@@ -76,13 +38,8 @@ private:
                                  Variable::make(Int(32), read.buffer + ".stride.1");
       // A row's lines one after another (4 at 64 channels), the rows in a loop.
       std::vector<Stmt> lines;
-      for (int64_t e = 0; e < read.rowElements; e += kLineElements) {
-        Expr call = Call::make(
-            Float(32), Call::prefetch,
-            {Variable::make(Handle(), read.buffer), rowStart + static_cast<int>(e), 1, 1},
-            Call::Intrinsic);
-        lines.push_back(Evaluate::make(call));
-      }
+      for (int64_t e = 0; e < read.rowElements; e += kLineElements)
+        lines.push_back(prefetchLine(read.buffer, rowStart + static_cast<int>(e)));
       Expr rows = read.rows > 0 ? Expr(static_cast<int>(read.rows))
                                 : Variable::make(Int(32), read.buffer + ".extent.1");
       fetches.push_back(
