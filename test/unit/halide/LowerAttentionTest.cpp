@@ -16,6 +16,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <regex>
 
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
@@ -313,7 +314,8 @@ TEST_F(HalideLowerAttention, DecodeStepTasksPrefetchTheNextTaskOfTheirRun) {
   // task of its run (SchedulesCpuAttention.cpp, runsOfTasks; TaskPrefetch.h); tuned
   // for other cores they take turns over single tasks and prefetch nothing. Either way
   // the results agree with the interpreter: runs of one (4 tasks), of 2 (16), of 3
-  // with a partial last run (28), of 4 (36), keys within one tile and past two.
+  // with a partial last run (28), of 4 (36), of 8 in 10 runs (80) and in 12 with a
+  // partial last run (92), keys within one tile and past two.
   const std::string q = "tensor<?x4x1x64xf32>", kv = "tensor<?x4x?x64xf32>";
   const std::string text =
       oneOpModule({q, kv, kv}, q, attentionOp(q, kv, q, "scale = 0.125 : f32"));
@@ -330,10 +332,29 @@ TEST_F(HalideLowerAttention, DecodeStepTasksPrefetchTheNextTaskOfTheirRun) {
     EXPECT_EQ(kernel.kernel.codegen.prefetchLevel(),
               zen4 ? PrefetchLevel::L2 : PrefetchLevel::L1)
         << core;
-    for (int64_t batch : {1, 4, 7, 9})
+    for (int64_t batch : {1, 4, 7, 9, 20, 23})
       for (int64_t keys : {1, 64, 130})
         checkShapes(batch, 4, 1, keys);
     harness = nullptr;
+  }
+}
+
+TEST_F(HalideLowerAttention, DecodeStepRunsGrowInNumberPastEightTasksARun) {
+  // Runs stay at most 8 tasks long, so that a big batch spreads over as many cores
+  // as it has runs: 64 tasks make 8 runs of 8, 256 make 32, not 8 runs of 32.
+  ScopedCpuTune tune("zen4");
+  const std::regex parallelRuns(R"(task_run__\d+, 0, (\d+),)");
+  for (auto [batch, runs] : {std::pair{16, "8"}, std::pair{64, "32"}}) {
+    const std::string q = "tensor<" + std::to_string(batch) + "x4x1x64xf32>";
+    const std::string kv = "tensor<" + std::to_string(batch) + "x4x?x64xf32>";
+    KernelHarness kernel;
+    ASSERT_EQ(kernel.load(oneOpModule({q, kv, kv}, q,
+                                      attentionOp(q, kv, q, "scale = 0.125 : f32"))),
+              "");
+    std::string stmt = loweredStmt(kernel);
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(stmt, match, parallelRuns)) << batch;
+    EXPECT_EQ(match[1].str(), std::string(runs)) << batch;
   }
 }
 
