@@ -2,13 +2,13 @@
 //
 // Halide 14 lowers a schedule's `prefetch` to llvm.prefetch with locality 0 ("no
 // temporal locality"), which x86 encodes as prefetchnta. Kiln's prefetches (the dot
-// form's next weight panel, SchedulesCpuMatmul.cpp; the panel schedule's next panel and
-// rows, PanelPrefetch.h) fetch lines that the same kernel reads a few microseconds
+// form's next weight panel, SchedulesCpuMatmulDot.cpp; the panel schedule's next panel
+// and rows, PanelPrefetch.h) fetch lines that the same kernel reads a few microseconds
 // later, often more than once (one pass per row tile). Intel documents that its server
 // cores bring prefetchnta's lines into L1 but not L2, and on a Cascade Lake VM the NTA
 // prefetch made transformer_base's short encodes and batched decode steps 2x slower
 // than no prefetch at all, where prefetcht0 is level with none or ahead
-// (SchedulesCpuMatmul.cpp has the figures, at the prefetch). So each kernel's
+// (SchedulesCpuMatmulDot.cpp has the figures, at the prefetch). So each kernel's
 // prefetches get the level its schedules asked for (CodegenRequests in Schedules.h):
 // locality 3 (prefetcht0, every level) or 2 (prefetcht1, L2 and beyond: on Zen 4 the
 // weight streams of batched decode steps gained from it). The LLVM module is Halide's

@@ -1,6 +1,6 @@
 //===- PanelPrefetch.h - The panel schedule prefetching its next tile -*- C++ -*-===//
 //
-// The panel schedule (SchedulesCpuMatmul.cpp) waits for memory twice where its FMAs
+// The panel schedule (SchedulesCpuMatmulPanel.cpp) waits for memory twice where its FMAs
 // could run: a product over a weight stored in column panels (kiln.unpack_panels) reads
 // each panel from DRAM in the panel's first register tile, and each register tile
 // copies its lhs rows to the stack in a loop of their own before its k loop. Two

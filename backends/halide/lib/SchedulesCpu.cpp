@@ -2,7 +2,7 @@
 //
 // Every kernel is vectorised along Halide dimension 0 (contiguous) at the target's
 // natural width and parallel over its outermost loops; the matmul and linear schedules
-// are in SchedulesCpuMatmul.cpp. The numbers below are medians of JIT realizations by
+// are in SchedulesCpuMatmul*.cpp. The numbers below are medians of JIT realizations by
 // test/unit/halide/KernelBench.cpp (which prints this table) on the project machine:
 // 2 cores of a Zen 5 EPYC (AVX-512, Halide target avx512_sapphirerapids), whose fp32
 // FMA peak measures 117 GFLOP/s per core (24 independent zmm FMAs in a loop; 234 for

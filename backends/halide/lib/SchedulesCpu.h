@@ -2,8 +2,9 @@
 //
 // One schedule per kind of kernel description, for any CPU target (the target
 // supplies the vector width), chosen by Scheduler.cpp: SchedulesCpu.cpp (pointwise,
-// transpose, row reductions, reductions over axes, concat), SchedulesCpuMatmul.cpp,
-// SchedulesCpuAttention.cpp and SchedulesCpuQuantized.cpp.
+// transpose, row reductions, reductions over axes, concat), SchedulesCpuMatmul.cpp
+// (which picks the panel or the dot form, SchedulesCpuMatmulPanel.cpp and
+// SchedulesCpuMatmulDot.cpp), SchedulesCpuAttention.cpp and SchedulesCpuQuantized.cpp.
 //
 //===----------------------------------------------------------------------===//
 

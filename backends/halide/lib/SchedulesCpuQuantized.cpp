@@ -4,7 +4,7 @@
 // for all rows before the product (a decode step's few rows are shared by every
 // column of the weight, and the product's column panels are the outer loops, so a
 // row quantized at the tile would be quantized again for each panel). Then the dot
-// products along k, where both operands are contiguous, as SchedulesCpuMatmul.cpp's
+// products along k, where both operands are contiguous, as SchedulesCpuMatmulDot.cpp's
 // dot-product schedule does for f32 but in groups of 4 bytes: each i32 lane sums the
 // 4 u8 x s8 products of neighbouring k, the vector reduction that Halide's x86 backend
 // emits as vpdpbusd (AVX512-VNNI: 64 products a zmm instruction) when the target has
@@ -20,13 +20,13 @@
 //
 // Many rows (16 or more) with a static K of whole 64-byte steps and a static N of
 // whole 32-column panels take the panel product instead of the register tile, as
-// SchedulesCpuMatmul.cpp's panel schedule does for f32: at each panel the weight's 32
-// columns x K are repacked ([K/4][16][4] bytes per 16 columns, LowerQuantizedLinear.cpp)
-// so that one 64-byte vector holds 4 k of 16 outputs; a tile of 32 columns x 8 rows
-// keeps 16 accumulator vectors, and each step of 4 k broadcasts 4 bytes of each row
-// and issues one vpdpbusd per accumulator: no horizontal sums. The panels are the
-// outer loops (the packed panel, 16 KB at K = 512, stays in L1/L2 while all rows
-// pass it), parallel over runs of panels.
+// SchedulesCpuMatmulPanel.cpp's panel schedule does for f32: at each panel the weight's
+// 32 columns x K are repacked ([K/4][16][4] bytes per 16 columns,
+// LowerQuantizedLinear.cpp) so that one 64-byte vector holds 4 k of 16 outputs; a tile of
+// 32 columns x 8 rows keeps 16 accumulator vectors, and each step of 4 k broadcasts 4
+// bytes of each row and issues one vpdpbusd per accumulator: no horizontal sums. The
+// panels are the outer loops (the packed panel, 16 KB at K = 512, stays in L1/L2 while
+// all rows pass it), parallel over runs of panels.
 //
 // Measured with test/unit/halide/KernelBench.cpp, f32, bf16 (SchedulesCpuMatmul.cpp)
 // and int8 side by side in one run, HL_NUM_THREADS=2, on the 2-core Zen 4 VM shared with

@@ -1,7 +1,7 @@
 //===- SchedulesCpuSupport.h - Pieces shared by the CPU schedules -*- C++ -*-===//
 //
 // Loop fusion, the parallel-task sizing and the vectorised row reductions that
-// SchedulesCpu.cpp, SchedulesCpuMatmul.cpp and SchedulesCpuQuantized.cpp share.
+// SchedulesCpu.cpp, SchedulesCpuMatmul*.cpp and SchedulesCpuQuantized.cpp share.
 //
 //===----------------------------------------------------------------------===//
 

@@ -35,7 +35,7 @@ namespace {
 
 /// Whether `product` multiplies a single row per batch entry (a decode step's [B, 1, K],
 /// a vector) or a few static rows: the matrix-vector products of a step, which stream
-/// the weight's rows side by side as stored (SchedulesCpuMatmul.cpp's dot form) faster
+/// the weight's rows side by side as stored (SchedulesCpuMatmulDot.cpp's form) faster
 /// than its panels. transformer_base decode_step at batch 1, 2-core Cascade Lake VM,
 /// median ms of 192 steps, three rounds: 5.4-6.5 as stored, 6.4-6.7 from panels.
 bool multipliesFewRows(Operation *product) {

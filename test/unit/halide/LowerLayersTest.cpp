@@ -178,7 +178,7 @@ TEST_F(HalideLower, DotFormMatrixVectorOrderFollowsTheCore) {
   // weight vector a step. Tuned for other cores the 6 columns run side by side, 6
   // vectors a step (4 in the last, partial tile of 70 columns), as the register tile
   // always does (at K = 200 the guarded last k step reads them again, under other index
-  // expressions). SchedulesCpuMatmul.cpp, scheduleDotProduct.
+  // expressions). SchedulesCpuMatmulDot.cpp, scheduleDotProduct.
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "6-column tiles are the AVX-512 schedule's";
@@ -244,10 +244,10 @@ TEST_F(HalideLower, ModelKernelsPrefetchIntoTheLevelTheirScheduleAsksFor) {
 
 TEST_F(HalideLower, PanelRegisterTileRowsStagedOrReadInPlaceByCore) {
   // Tuned for cores other than Zen 4, the panel's register tile copies its lhs rows to
-  // the stack where K is static (SchedulesCpuMatmul.cpp, stageRegisterTileRows); tuned
-  // for Zen 4 it reads them in place, the row clamp peeled off every register tile but
-  // the last (chooseLhsRowsInPlace). Either way the clamped last tiles of 1 to 13 rows
-  // and 6 columns past the last panel agree with the interpreter.
+  // the stack where K is static (SchedulesCpuMatmulPanel.cpp, stageRegisterTileRows);
+  // tuned for Zen 4 it reads them in place, the row clamp peeled off every register tile
+  // but the last (chooseLhsRowsInPlace). Either way the clamped last tiles of 1 to 13
+  // rows and 6 columns past the last panel agree with the interpreter.
   auto stages = [&](const std::string &k) {
     std::string in = "tensor<?x" + k + "xf32>";
     load({in, "tensor<" + k + "x70xf32>"}, "tensor<?x70xf32>",
@@ -267,9 +267,9 @@ TEST_F(HalideLower, PanelRegisterTileRowsStagedOrReadInPlaceByCore) {
 TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
   // A static K past 512 that 512 divides runs in blocks of 512, each over the output
   // tile's register tiles, whose rows then fit L1 beside the next tile's, which the k
-  // loop prefetches (SchedulesCpuMatmul.cpp, contractionBlock); other K run in one pass,
-  // their rows (24 KB at K = 1000) too large to prefetch. The sums run along k in order
-  // either way, so the blocks agree with the interpreter as the single pass does.
+  // loop prefetches (SchedulesCpuMatmulPanel.cpp, contractionBlock); other K run in one
+  // pass, their rows (24 KB at K = 1000) too large to prefetch. The sums run along k in
+  // order either way, so the blocks agree with the interpreter as the single pass does.
   auto lower = [&](int64_t k) {
     std::string ks = std::to_string(k), in = "tensor<?x" + ks + "xf32>";
     load({in, "tensor<" + ks + "x70xf32>"}, "tensor<?x70xf32>",
@@ -295,8 +295,8 @@ TEST_F(HalideLower, PanelRunsALargeContractionInBlocks) {
 
 TEST_F(HalideLower, PanelTilesOfTwoPanelsPastTheL2) {
   // Past 1 MB of lhs rows (512 at K = 512) the panel schedule's output tiles span two
-  // 64-column panels (SchedulesCpuMatmul.cpp, wideOutputTiles), packed per tile from a
-  // rhs as it lies: a matmul's and a linear's transposed weight, on both sides of the
+  // 64-column panels (SchedulesCpuMatmulPanel.cpp, wideOutputTiles), packed per tile from
+  // a rhs as it lies: a matmul's and a linear's transposed weight, on both sides of the
   // row count that picks them.
   load({"tensor<?x512xf32>", "tensor<512x512xf32>"}, "tensor<?x512xf32>",
        "kiln.matmul %arg0, %arg1 : (tensor<?x512xf32>, tensor<512x512xf32>) -> "
