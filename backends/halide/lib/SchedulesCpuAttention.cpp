@@ -226,23 +226,22 @@ bool prefetchesNextTask(const AttentionKernel &kernel) {
 
 /// Splits the `task` loop of `out` into parallel runs of consecutive tasks, each task
 /// prefetching into L2 the key and value rows of the next task of its run
-/// (TaskPrefetch.h); returns the loop over a run's tasks. Taking turns over single
-/// tasks, a core's next task is not the next one; as runs, it is. Up to 64 tasks
-/// (batch 8 of 8 heads) make 8 runs (runs of one below 16 tasks); past that the runs
-/// stay 8 tasks long and grow in number, so that a batch of 32 on a machine of 16 or
-/// 32 cores gets 32 runs, not 8 of 32 tasks with most cores idle. transformer_base greedy
-/// on a 2-core Zen 4 EPYC VM (cpu family 25 model 17), bench/generate_bench --profile,
-/// mean us a call, three alternated runs, without / with the runs and their
-/// prefetch: batch 8 (64 tasks, 2 MB of
-/// cross-attention keys and values) cross-attention 91-99 / 77-82, self-attention 65-70 /
-/// 46-48, step 4.72-4.76 / 4.50-4.58 ms; batch 4 cross 44-47 / 39-43, self 31-35 / 25-27,
-/// step 3.68-3.76 / 3.63-3.65; batch 1 (8 tasks: runs of one, nothing prefetched) level.
-/// Runs of twice the length (4 runs) were level at batch 8. Without runs, at batch 8,
-/// prefetching task t + 1 took the cross-attention to 76-110 us (90-133 without, in the
-/// same runs), and t + 2, the next task of the same core when two take turns (which
-/// would tie the schedule to the thread count), to 74-99. prefetcht0 (L1) was no
-/// faster than L2. Batch 16 (128 tasks) on the same 2 cores, three alternated runs,
-/// 8 runs of 16 / 16 runs of 8: cross-attention 182-205 / 169-195, self-attention
+/// (TaskPrefetch.h); returns the loop over a run's tasks. Taking turns over single tasks,
+/// a core's next task is not the next one; as runs, it is. Up to 64 tasks (batch 8 of 8
+/// heads) make 8 runs (runs of one below 16 tasks); past that the runs stay 8 tasks long
+/// and grow in number, so that a batch of 32 on a machine of 16 or 32 cores gets 32 runs,
+/// not 8 of 32 tasks with most cores idle. transformer_base greedy on a 2-core Zen 4 EPYC
+/// VM (cpu family 25 model 17), bench/generate_bench --profile, mean us a call, three
+/// alternated runs, without / with the runs and their prefetch: batch 8 (64 tasks, 2 MB
+/// of cross-attention keys and values) cross-attention 91-99 / 77-82, self-attention
+/// 65-70 / 46-48, step 4.72-4.76 / 4.50-4.58 ms; batch 4 cross 44-47 / 39-43, self 31-35
+/// / 25-27, step 3.68-3.76 / 3.63-3.65; batch 1 (8 tasks: runs of one, nothing
+/// prefetched) level. Runs of twice the length (4 runs) were level at batch 8. Without
+/// runs, at batch 8, prefetching task t + 1 took the cross-attention to 76-110 us (90-133
+/// without, in the same runs), and t + 2, the next task of the same core when two take
+/// turns (which would tie the schedule to the thread count), to 74-99. prefetcht0 (L1)
+/// was no faster than L2. Batch 16 (128 tasks) on the same 2 cores, three alternated
+/// runs, 8 runs of 16 / 16 runs of 8: cross-attention 182-205 / 169-195, self-attention
 /// 105-121 / 100-111, step 8.2-9.7 / 8.2-9.2 ms.
 Var runsOfTasks(const AttentionKernel &kernel, Stage out, Var task,
                 CodegenRequests &codegen) {
