@@ -3,16 +3,13 @@
 #include "TaskPrefetch.h"
 #include "PrefetchSupport.h"
 
+#include "llvm/ADT/StringRef.h"
+
 using namespace Halide;
 using namespace Halide::Internal;
 using namespace kiln::halide_backend;
 
 namespace {
-
-bool endsWith(const std::string &name, const std::string &suffix) {
-  return name.size() >= suffix.size() &&
-         name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 class PrefetchNextTask : public IRMutator {
 public:
@@ -22,7 +19,7 @@ private:
   using IRMutator::visit;
 
   Stmt visit(const For *op) override {
-    if (!endsWith(op->name, "." + loops.taskLoop))
+    if (!llvm::StringRef(op->name).endswith("." + loops.taskLoop))
       return IRMutator::visit(op);
     constexpr int kLineElements = 16;
     Expr task = Variable::make(Int(32), op->name);
