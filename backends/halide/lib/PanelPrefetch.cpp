@@ -30,7 +30,8 @@ private:
 
   Stmt visit(const For *op) override {
     bool outputTile = op->name == loops.outputTileLoop;
-    bool registerTile = op->name == loops.registerTileLoop;
+    bool registerTile =
+        !loops.registerTileLoop.empty() && op->name == loops.registerTileLoop;
     bool panels = !loops.panelLoop.empty() && op->name == loops.panelLoop;
     bool blocks = !loops.blockLoop.empty() && op->name == loops.blockLoop;
     if (blocks) {
@@ -67,7 +68,8 @@ private:
   /// tiles (96 rows) prefetches part of each panel. The last output tile of a panel with
   /// a partial one is lowered outside the output-tile loop and prefetches nothing.
   Stmt prefetchIn(const For *op) {
-    if (!outputTileVar.defined() || !registerTileVar.defined() ||
+    if (!outputTileVar.defined() ||
+        (!loops.registerTileLoop.empty() && !registerTileVar.defined()) ||
         (!loops.blockLoop.empty() && !blockStep.defined()))
       return op;
     FirstLoad load(loops.weight, /*atFirstIteration=*/false);
@@ -80,8 +82,9 @@ private:
     const int64_t iterations = loops.panelElements / loops.elementsPerIteration;
     const int64_t lines = loops.panelElements / kLineElements;
     const int chunkLines = static_cast<int>((lines + chunks - 1) / chunks);
-    Expr tile = outputTileVar * static_cast<int>(loops.registerTilesPerOutputTile) +
-                registerTileVar;
+    Expr tile = outputTileVar;
+    if (registerTileVar.defined())
+      tile = tile * static_cast<int>(loops.registerTilesPerOutputTile) + registerTileVar;
     Expr step = Variable::make(Int(32), op->name) - op->min;
     // A line every few iterations, or a few lines every iteration.
     const int perIteration = static_cast<int>((chunkLines + iterations - 1) / iterations);

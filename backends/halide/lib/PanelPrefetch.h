@@ -26,7 +26,8 @@ namespace kiln::halide_backend {
 /// Where the pass finds the panel product in the lowered statement.
 struct PanelPrefetchLoops {
   /// The loop over k (two k steps an iteration), the register tiles of one output tile,
-  /// and the output tiles of one panel: full lowered loop names.
+  /// and the output tiles of one panel: full lowered loop names. Without a register
+  /// tile loop (empty), each output tile is one register tile.
   std::string kLoop, registerTileLoop, outputTileLoop;
   /// The weight's buffer name, as the product's loads name it.
   std::string weight;

@@ -1,7 +1,8 @@
 //===- SchedulesCpuMatmulPanel.cpp - The CPU panel schedule of a product ---===//
 //
 // The product over a weight (or rhs) in 64-column panels, n contiguous, a 4-vector x
-// 6-row register tile of accumulators updated inside the k loop: what encodes and
+// 6-row register tile of accumulators updated inside the k loop and stored after it
+// (or, where K runs in blocks, kept on the stack between blocks): what encodes and
 // other products over many rows take. What it reads, and when, is tuned per core:
 // staged or in-place lhs rows, K in blocks, output tiles two panels wide past the L2,
 // and the prefetches of the next rows and panel (PanelPrefetch.h).
@@ -38,14 +39,14 @@ namespace {
 /// the register tiles before the last read their rows in place with the same k loop as
 /// the staged copy's, 6 broadcasts at constant offsets from one pointer, and nothing is
 /// staged.
-bool stageRegisterTileRows(const MatmulKernel &kernel, Func product, Var regTile,
+bool stageRegisterTileRows(const MatmulKernel &kernel, const LoopLevel &registerTile,
                            int regRows, int64_t stagedK) {
   constexpr int64_t kStagedRowsBytes = 64 << 10;
   if (kernel.lhsRowsInPlace || !isStatic(kernel.contraction) ||
       regRows * stagedK * static_cast<int64_t>(sizeof(float)) > kStagedRowsBytes)
     return false;
   Func lhsRows = kernel.lhsRows;
-  lhsRows.compute_at(product, regTile).store_in(MemoryType::Stack);
+  lhsRows.compute_at(registerTile).store_in(MemoryType::Stack);
   return true;
 }
 
@@ -164,45 +165,105 @@ bool prefetchNextPanel(const MatmulKernel &kernel, const MatmulTiles &tiles,
              kMaxPanelBytes;
 }
 
-} // namespace
+/// Where a register tile's k loop runs, as the prefetch passes find it (full lowered
+/// loop names; empty: no such loop), and the loop level at which one register tile's
+/// lhs rows are staged.
+struct AccumulatorLoops {
+  LoopLevel registerTile;
+  std::string kLoop, registerTileLoop, outputTileLoop, panelLoop, blockLoop;
+  int registerTilesPerOutputTile = 1;
+};
 
-void matmul::schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
-                                  CodegenRequests &codegen) {
-  Func product = kernel.product, packed = kernel.packedRhs;
-  const Extents &ext = kernel.extents;
-  int rowDim = matmulRowDimension(kernel);
+/// The name of the lowered loop of `var` in stage `stage` of `func` (`var` as split
+/// from its parents, outermost first).
+std::string loopName(const Func &func, int stage,
+                     std::initializer_list<std::string> var) {
+  std::string name = func.name() + ".s" + std::to_string(stage);
+  for (const std::string &part : var)
+    name += "." + part;
+  return name;
+}
+
+/// Where K runs in one pass, each register tile's accumulators live in registers over
+/// the whole of it, and the tile's outputs are stored (with the epilogue: bias, ReLU,
+/// a residual) right after its k loop: the output is tiled in register tiles (6 rows x
+/// a panel, or two panels side by side past the L2, wideOutputTiles, split into
+/// `panel`s of one), and the product is computed at each panel of one. Output tiles of
+/// 24 rows with their accumulators on the stack (what a K in blocks still takes,
+/// tileInOutputTiles) zeroed them there (a memset, 0.5-1.4 % of an encode), loaded and
+/// stored them around each k loop, and stored the whole tile at its end, where each
+/// line of a fresh output waits for memory: 5 % of the q/k/v linear's samples at B=8.
+/// transformer_base encode, 2-core Zen 4 VM (family 25 model 17), bench/compare_builds,
+/// median of the per-call ratios to the stack tiles: B=8 S=128 0.963 in 20 rounds
+/// (q/k/v linear 0.943, output projection group 0.927, feed-forward group 0.984: its
+/// second linear has K in blocks); B=1 S=128 (112 valid) 0.968 in 100 rounds.
+MatmulTiles tileInRegisterTiles(const MatmulKernel &kernel, Stage out, int rowDim,
+                                int columns, int colTile, int regRows, int width,
+                                Var panel) {
+  MatmulTiles t = tileOutput(kernel, out, rowDim, columns, regRows);
+  Var nu("nu");
+  out.split(t.ni, panel, nu, colTile, kGuard)
+      .reorder(nu, t.ri, panel)
+      .vectorize(nu, width)
+      .unroll(nu)
+      .unroll(t.ri);
+  return t;
+}
+
+AccumulatorLoops accumulateInRegisterTiles(const MatmulKernel &kernel,
+                                           const MatmulTiles &t, int rowDim, int colTile,
+                                           int regRows, int width, Var panel,
+                                           bool panelLoop) {
+  Func product = kernel.product;
   Var n = kernel.vars[0], row = kernel.vars[rowDim];
+  // The accumulators always have a whole register tile's rows and columns (the
+  // algorithm clamps what it reads), so that their loops have constant extents and
+  // unroll; the last register tile's rows past the end are computed and not stored.
+  product.compute_at(kernel.output, panel)
+      .store_in(MemoryType::Stack)
+      .bound_extent(n, colTile)
+      .bound_extent(row, regRows)
+      .vectorize(n, width)
+      .unroll(n)
+      .unroll(row);
+  RVar kk("kk"), ku("ku");
+  std::vector<VarOrRVar> loops = {n, row, ku, kk};
+  for (const VarOrRVar &d : otherDims(kernel, rowDim))
+    loops.push_back(d);
+  product.update()
+      .split(kernel.k.x, kk, ku, 2, kGuard)
+      .reorder(loops)
+      .vectorize(n, width)
+      .unroll(n)
+      .unroll(row)
+      .unroll(ku);
+  AccumulatorLoops names;
+  // One iteration of the tile loop is one register tile: the row tiles' loop, or where
+  // few panels make the row tiles the parallel loop, that fused with the batch's.
+  names.registerTile = LoopLevel(kernel.output, t.tile);
+  names.kLoop = loopName(product, 1, {kernel.k.x.name(), kk.name()});
+  if (t.tile.name() == t.ro.name())
+    names.outputTileLoop = loopName(kernel.output, 0, {row.name(), t.ro.name()});
+  if (panelLoop)
+    names.panelLoop = loopName(kernel.output, 0, {n.name(), t.ni.name(), panel.name()});
+  return names;
+}
 
-  // 4 vectors of columns x 6 rows = 24 accumulators, plus 4 rhs vectors and one
-  // broadcast lhs value: 29 of AVX-512's 32 zmm registers (AVX2's 16 ymm: 2 x 6).
-  // Four register tiles stacked make the 64 x 24 output tile, which reuses each row of
-  // the 64-column rhs panel 24 times from L1. Measured (K = 512, N = 2048): 103
-  // GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T (87%); 90 / 188 at M = 128.
-  // The DESIGN.md variant without packing is level at M = 512 and ~5% slower at 128.
-  // With many rows the output tile spans two panels (wideOutputTiles).
-  int regRows = 6, rowTile = 24;
-  int colTile = panelColumns(width);
-  if (isStatic(ext[0]) && ext[0] < colTile)
-    colTile = static_cast<int>((ext[0] + width - 1) / width * width);
-  int64_t rows = ext[rowDim];
-  if (isStatic(rows) && rows < rowTile) {
-    regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
-    rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
-  }
-  // Where the output tiles may span two panels (a specialization on the rows, unless
-  // they are static), the accumulator tile has room for two and computes the columns
-  // of the output tile it is at, one panel or two.
-  Expr wide = wideOutputTiles(kernel, width);
-  const bool alwaysWide = wide.defined() && is_const_one(wide);
-  if (wide.defined() && !alwaysWide && !is_const_zero(wide)) {
-    Stage wideOut = out.specialize(wide);
-    MatmulTiles w = tileOutput(kernel, wideOut, rowDim, 2 * colTile, rowTile);
-    wideOut.vectorize(w.ni, width);
-  }
-  MatmulTiles t =
-      tileOutput(kernel, out, rowDim, alwaysWide ? 2 * colTile : colTile, rowTile);
+/// Where K runs in blocks (contractionBlock), the output in tiles of 24 rows, whose
+/// register tiles' accumulators wait on the stack between blocks.
+MatmulTiles tileInOutputTiles(const MatmulKernel &kernel, Stage out, int rowDim,
+                              int columns, int rowTile, int width) {
+  MatmulTiles t = tileOutput(kernel, out, rowDim, columns, rowTile);
   out.vectorize(t.ni, width);
+  return t;
+}
 
+AccumulatorLoops accumulateInOutputTiles(const MatmulKernel &kernel, const MatmulTiles &t,
+                                         int rowDim, int colTile, int regRows,
+                                         int rowTile, int width, bool panelLoop,
+                                         int64_t kBlock) {
+  Func product = kernel.product;
+  Var n = kernel.vars[0], row = kernel.vars[rowDim];
   // The accumulator tile always has the full tile's columns (the algorithm clamps what
   // it reads), so that the register tile's loops have constant extents and unroll. Its
   // rows are the output tile's rounded up to the register tile's, not the whole 24:
@@ -216,22 +277,19 @@ void matmul::schedulePanelProduct(const MatmulKernel &kernel, int width, Stage o
       .align_bounds(row, regRows)
       .store_in(MemoryType::Stack)
       .vectorize(n, width);
-  const bool panelLoop = wide.defined() && !is_const_zero(wide);
   if (panelLoop)
     product.align_bounds(n, colTile).bound_storage(n, 2 * colTile);
   else
     product.bound_extent(n, colTile);
   Var nv("nv"), nu("nu"), np("np"), rr("rr"), ru("ru");
   RVar kk("kk"), ku("ku"), ko("ko"), kb("kb");
-  const int64_t kBlock = contractionBlock(kernel);
   // An output tile's panels inside the register tile's row loop: its rows staged once
-  // for both.
+  // for both; the blocks of k outermost.
   std::vector<VarOrRVar> loops = {nv, nu, ru, ku, kk};
   if (panelLoop)
     loops.push_back(np);
   loops.push_back(rr);
-  if (kBlock)
-    loops.push_back(ko);
+  loops.push_back(ko);
   for (const VarOrRVar &d : otherDims(kernel, rowDim))
     loops.push_back(d);
   Stage update = product.update();
@@ -240,20 +298,84 @@ void matmul::schedulePanelProduct(const MatmulKernel &kernel, int width, Stage o
         .split(nu, nu, nv, width, TailStrategy::GuardWithIf);
   else
     update.split(n, nu, nv, width, kRoundUp);
-  update.split(row, rr, ru, regRows, kRoundUp);
-  if (kBlock)
-    update.split(kernel.k.x, ko, kb, static_cast<int>(kBlock))
-        .split(kb, kk, ku, 2, kGuard);
-  else
-    update.split(kernel.k.x, kk, ku, 2, kGuard);
-  update.reorder(loops).vectorize(nv).unroll(nu).unroll(ru).unroll(ku);
+  update.split(row, rr, ru, regRows, kRoundUp)
+      .split(kernel.k.x, ko, kb, static_cast<int>(kBlock))
+      .split(kb, kk, ku, 2, kGuard)
+      .reorder(loops)
+      .vectorize(nv)
+      .unroll(nu)
+      .unroll(ru)
+      .unroll(ku);
+
+  AccumulatorLoops names;
+  names.registerTile = LoopLevel(product, rr);
+  const std::string k = kernel.k.x.name();
+  names.kLoop = loopName(product, 1, {k, kb.name(), kk.name()});
+  names.registerTileLoop = loopName(product, 1, {row.name(), rr.name()});
+  names.outputTileLoop = loopName(kernel.output, 0, {row.name(), t.ro.name()});
+  if (panelLoop)
+    names.panelLoop = loopName(product, 1, {n.name(), np.name()});
+  names.blockLoop = loopName(product, 1, {k, ko.name()});
+  names.registerTilesPerOutputTile = rowTile / regRows;
+  return names;
+}
+
+} // namespace
+
+void matmul::schedulePanelProduct(const MatmulKernel &kernel, int width, Stage out,
+                                  CodegenRequests &codegen) {
+  Func packed = kernel.packedRhs;
+  const Extents &ext = kernel.extents;
+  int rowDim = matmulRowDimension(kernel);
+
+  // 4 vectors of columns x 6 rows = 24 accumulators, plus 4 rhs vectors and one
+  // broadcast lhs value: 29 of AVX-512's 32 zmm registers (AVX2's 16 ymm: 2 x 6).
+  // Register tiles over the 64-column rhs panel reuse each of its rows 6 times from
+  // L1 and the panel from L2. Measured with four register tiles stacked in an output
+  // tile (K = 512, N = 2048): 103 GFLOP/s 1T at M = 512 (88% of the FMA peak), 204 2T
+  // (87%); 90 / 188 at M = 128. The DESIGN.md variant without packing is level at M =
+  // 512 and ~5% slower at 128. With many rows the tiles span two panels
+  // (wideOutputTiles).
+  int regRows = 6, rowTile = 24;
+  int colTile = panelColumns(width);
+  if (isStatic(ext[0]) && ext[0] < colTile)
+    colTile = static_cast<int>((ext[0] + width - 1) / width * width);
+  int64_t rows = ext[rowDim];
+  if (isStatic(rows) && rows < rowTile) {
+    regRows = static_cast<int>(std::min<int64_t>(rows, regRows));
+    rowTile = static_cast<int>((rows + regRows - 1) / regRows * regRows);
+  }
+  const int64_t kBlock = contractionBlock(kernel);
+  Var panel("np");
+  auto tile = [&](Stage s, int columns) {
+    return kBlock ? tileInOutputTiles(kernel, s, rowDim, columns, rowTile, width)
+                  : tileInRegisterTiles(kernel, s, rowDim, columns, colTile, regRows,
+                                        width, panel);
+  };
+  // Where the tiles may span two panels (a specialization on the rows, unless they
+  // are static), a register tile's accumulators cover one panel at a time, and an
+  // output tile's stack buffer has room for two.
+  Expr wide = wideOutputTiles(kernel, width);
+  const bool alwaysWide = wide.defined() && is_const_one(wide);
+  if (wide.defined() && !alwaysWide && !is_const_zero(wide))
+    tile(out.specialize(wide), 2 * colTile);
+  MatmulTiles t = tile(out, alwaysWide ? 2 * colTile : colTile);
+  const bool panelLoop = wide.defined() && !is_const_zero(wide);
+  const AccumulatorLoops loops =
+      kBlock ? accumulateInOutputTiles(kernel, t, rowDim, colTile, regRows, rowTile,
+                                       width, panelLoop, kBlock)
+             : accumulateInRegisterTiles(kernel, t, rowDim, colTile, regRows, width,
+                                         panel, panelLoop);
+
   const int64_t stagedK = kBlock ? kBlock : kernel.contraction;
-  if (stageRegisterTileRows(kernel, product, rr, regRows, stagedK) &&
-      prefetchNextRows(stagedK, regRows)) {
+  // The loop whose iterations stage one register tile's rows each.
+  const std::string &stagingLoop =
+      loops.registerTileLoop.empty() ? loops.outputTileLoop : loops.registerTileLoop;
+  if (stageRegisterTileRows(kernel, loops.registerTile, regRows, stagedK) &&
+      prefetchNextRows(stagedK, regRows) && !stagingLoop.empty()) {
     RowsPrefetchLoops rows;
-    std::string kLoop = product.name() + ".s1." + kernel.k.x.name() + ".";
-    rows.kLoop = kLoop + (kBlock ? kb.name() + "." : "") + kk.name();
-    rows.registerTileLoop = product.name() + ".s1." + row.name() + "." + rr.name();
+    rows.kLoop = loops.kLoop;
+    rows.registerTileLoop = stagingLoop;
     rows.stagedRows = kernel.lhsRows.name();
     rows.rows = regRows;
     rows.rowElements = stagedK;
@@ -278,19 +400,15 @@ void matmul::schedulePanelProduct(const MatmulKernel &kernel, int width, Stage o
     packed.compute_inline();
     if (!alwaysWide && prefetchNextPanel(kernel, t, kBlock)) {
       PanelPrefetchLoops prefetch;
-      std::string productLoop = product.name() + ".s1.";
-      prefetch.kLoop = productLoop + kernel.k.x.name() + "." +
-                       (kBlock ? kb.name() + "." : "") + kk.name();
-      prefetch.registerTileLoop = productLoop + row.name() + "." + rr.name();
-      if (panelLoop)
-        prefetch.panelLoop = productLoop + n.name() + "." + np.name();
-      prefetch.outputTileLoop =
-          kernel.output.name() + ".s0." + row.name() + "." + t.ro.name();
+      prefetch.kLoop = loops.kLoop;
+      prefetch.registerTileLoop = loops.registerTileLoop;
+      prefetch.panelLoop = loops.panelLoop;
+      prefetch.outputTileLoop = loops.outputTileLoop;
       prefetch.weight = kernel.rhs.name();
-      prefetch.registerTilesPerOutputTile = rowTile / regRows;
+      prefetch.registerTilesPerOutputTile = loops.registerTilesPerOutputTile;
       prefetch.panelElements = (kBlock ? kBlock : kernel.contraction) * kernel.panelWidth;
       if (kBlock) {
-        prefetch.blockLoop = productLoop + kernel.k.x.name() + "." + ko.name();
+        prefetch.blockLoop = loops.blockLoop;
         prefetch.nextPanelInTask = t.iterationsPerTask >= 2;
       }
       prefetch.elementsPerIteration = 2 * kernel.panelWidth;

@@ -18,6 +18,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <regex>
+#include <set>
+
 using namespace kiln::halide_backend;
 using namespace kiln::halide_backend::test;
 
@@ -241,6 +244,44 @@ TEST_F(HalideLowerPanels, TwoPanelTilesPastTheL2) {
   EXPECT_NE(stmt.find(panelLoop), std::string::npos);
   EXPECT_EQ(stmt.find("512 < "), std::string::npos);
   checkRandom({{600, 512}, {8, 512, 64}, {512}});
+}
+
+/// The sizes in floats of the product's accumulator buffers in the lowered statement.
+std::set<int> accumulatorSizes(KernelHarness &harness) {
+  const std::string stmt = loweredStatement(harness);
+  const std::regex allocation(R"(allocate product(\$\d+)?\[float32 \* (\d+)\])");
+  std::set<int> sizes;
+  for (auto it = std::sregex_iterator(stmt.begin(), stmt.end(), allocation);
+       it != std::sregex_iterator(); ++it)
+    sizes.insert(std::stoi((*it)[2]));
+  return sizes;
+}
+
+TEST_F(HalideLowerPanels, AccumulatorsOfOnePassOverKStayInARegisterTile) {
+  // Where K runs in one pass, each register tile of 6 rows x 64 columns accumulates
+  // on its own (384 floats, in registers) and stores its outputs after its k loop, in
+  // one-panel tiles and two-panel ones (past 512 rows) alike; where K runs in blocks
+  // (2048), the register tiles of a 24-row output tile wait between blocks in its
+  // stack buffer. Rows that end mid register tile, mid output tile and mid batch.
+  if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
+      16)
+    GTEST_SKIP() << "64-column panels are the AVX-512 schedule's";
+  loadLinear("?x?x", 512, 1024, 64);
+  EXPECT_EQ(accumulatorSizes(harness), std::set<int>{6 * 64});
+  for (auto [b, s] :
+       std::vector<std::pair<int64_t, int64_t>>{{1, 20}, {1, 127}, {2, 300}})
+    checkRandom({{b, s, 512}, {16, 512, 64}, {1024}});
+  loadLinear("?x?x", 2048, 512, 64);
+  std::set<int> blocked = accumulatorSizes(harness);
+  ASSERT_FALSE(blocked.empty());
+  EXPECT_GE(*blocked.begin(), 24 * 64);
+  // Few panels make the register tiles' loop the parallel one (fused with the
+  // batch's), where a generic core stages each register tile's rows.
+  ScopedCpuTune tune("generic");
+  loadLinear("?x?x", 512, 130, 64);
+  EXPECT_EQ(accumulatorSizes(harness), std::set<int>{6 * 64});
+  for (auto [b, s] : std::vector<std::pair<int64_t, int64_t>>{{1, 13}, {3, 40}})
+    checkRandom({{b, s, 512}, {3, 512, 64}, {130}});
 }
 
 TEST_F(HalideLowerPanels, MatmulTransposedRhs) {
