@@ -190,13 +190,14 @@ std::string loopName(const Func &func, int stage,
 /// a panel, or two panels side by side past the L2, wideOutputTiles, split into
 /// `panel`s of one), and the product is computed at each panel of one. Output tiles of
 /// 24 rows with their accumulators on the stack (what a K in blocks still takes,
-/// tileInOutputTiles) zeroed them there (a memset, 0.5-1.4 % of an encode), loaded and
-/// stored them around each k loop, and stored the whole tile at its end, where each
-/// line of a fresh output waits for memory: 5 % of the q/k/v linear's samples at B=8.
-/// transformer_base encode, 2-core Zen 4 VM (family 25 model 17), bench/compare_builds,
-/// median of the per-call ratios to the stack tiles: B=8 S=128 0.963 in 20 rounds
-/// (q/k/v linear 0.943, output projection group 0.927, feed-forward group 0.984: its
-/// second linear has K in blocks); B=1 S=128 (112 valid) 0.968 in 100 rounds.
+/// tileInOutputTiles) zeroed them there (a memset, 0.55-1.4 % of an encode), loaded
+/// and stored them around each k loop, and stored the whole tile at its end, where each
+/// line of a fresh output waits for memory: 5-6 % of the K = 512 linears' samples at
+/// B=8. transformer_base encode, 2-core Zen 4 VM (family 25 model 17),
+/// bench/compare_builds, median of the per-call ratios to the stack tiles: B=8 S=128
+/// 0.963 and 0.966 in 20 and 30 rounds (q/k/v linear 0.943-0.964, output projection
+/// group 0.927-0.963, feed-forward group 0.971-0.984: its second linear has K in
+/// blocks); B=1 S=128 (112 valid) 0.968 in 100 rounds.
 MatmulTiles tileInRegisterTiles(const MatmulKernel &kernel, Stage out, int rowDim,
                                 int columns, int colTile, int regRows, int width,
                                 Var panel) {
