@@ -13,6 +13,7 @@
 #include "CpuTuning.h"
 #include "EmitObject.h"
 #include "LowerTestSupport.h"
+#include "SchedulesCpuMatmul.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -74,8 +75,11 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   // The few-rows form is compiled beside the panel for an encoder's linear only: not
   // for a decode step's batch rows (always the dot-product form), static rows, or
   // fewer columns than 4 panels.
-  auto hasFewRowsForm = [&](const std::string &in, int64_t n, const std::string &out) {
-    std::string w = "tensor<" + std::to_string(n) + "x64xf32>",
+  // rows: the input's shape before its K = 64; n: the weight's rows, the columns.
+  auto hasFewRowsForm = [&](const std::string &rows, int64_t n) {
+    std::string in = "tensor<" + rows + "x64xf32>",
+                out = "tensor<" + rows + "x" + std::to_string(n) + "xf32>",
+                w = "tensor<" + std::to_string(n) + "x64xf32>",
                 b = "tensor<" + std::to_string(n) + "xf32>";
     load({in, w, b}, out,
          "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w + ", " + b + ") -> " +
@@ -84,12 +88,18 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
     EXPECT_NE(text.find("produce product"), std::string::npos) << in;
     return text.find("product_few_rows") != std::string::npos;
   };
-  EXPECT_TRUE(hasFewRowsForm("tensor<?x?x64xf32>", 300, "tensor<?x?x300xf32>"));
-  EXPECT_TRUE(hasFewRowsForm("tensor<4x?x64xf32>", 300, "tensor<4x?x300xf32>"));
-  EXPECT_FALSE(hasFewRowsForm("tensor<?x1x64xf32>", 300, "tensor<?x1x300xf32>"));
-  EXPECT_FALSE(hasFewRowsForm("tensor<100x64xf32>", 300, "tensor<100x300xf32>"));
-  EXPECT_FALSE(hasFewRowsForm("tensor<?x?x64xf32>", 200, "tensor<?x?x200xf32>"));
-  EXPECT_FALSE(hasFewRowsForm("tensor<?x65x64xf32>", 300, "tensor<?x65x300xf32>"));
+  // A panel is 64 columns with AVX-512 and 16 with AVX2 (HL_JIT_TARGET picks which).
+  const int64_t fourPanels =
+      4 * cpu::matmul::panelColumns(
+              Halide::get_jit_target_from_environment().natural_vector_size(
+                  Halide::Float(32)));
+  EXPECT_TRUE(hasFewRowsForm("?x?", 300));
+  EXPECT_TRUE(hasFewRowsForm("4x?", 300));
+  EXPECT_TRUE(hasFewRowsForm("?x?", fourPanels));
+  EXPECT_FALSE(hasFewRowsForm("?x1", 300));
+  EXPECT_FALSE(hasFewRowsForm("100", 300));
+  EXPECT_FALSE(hasFewRowsForm("?x?", fourPanels - 8));
+  EXPECT_FALSE(hasFewRowsForm("?x65", 300));
 }
 
 TEST_F(HalideLower, DotFormPrefetchesTheNextPanelWhereBothFitTheLevelItFills) {
