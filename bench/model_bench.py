@@ -2,7 +2,8 @@
 """Kiln, ONNX Runtime and PyTorch side by side on the base Transformer (d_model 512,
 8 heads, 6 + 6 layers, d_ff 2048, vocabulary 8000, random weights), in one run, on the
 same weights and inputs, fp32, 2 threads each; plus the machine's ceilings measured in the
-same run: an OpenBLAS 2048^3 sgemm and a plain streaming read of the decode weights' size.
+same run: an OpenBLAS 2048^3 sgemm, the cores' FMA peak (bench/fma_peak.cpp: no product
+runs faster) and a plain streaming read of the decode weights' size.
 
   encoder b1 s128 (16 padded positions), encoder b8 s128, and a short sentence, encoder
   b1 s16 (no goal; the form Kiln picks at run time for few rows): median ms of one encode;
@@ -267,6 +268,12 @@ def stream_read_gbs(binary, size, repeat):
     return float(re.search(r"median ([0-9.]+) GB/s", out).group(1))
 
 
+def fma_peak_gflops(binary, repeat):
+    out = subprocess.run([binary, "--threads", "2", "--repeat", str(repeat)],
+                         check=True, capture_output=True, text=True).stdout
+    return float(re.search(r"median ([0-9.]+) GFLOP/s", out).group(1))
+
+
 def ratio_cells(rounds, goal):
     """Table cells of one case from its rounds (each a dict of engine -> ms): the
     engines' median ms, then the ratios taken within each round."""
@@ -298,6 +305,7 @@ def main():
     p.add_argument("--kiln-run", required=True)
     p.add_argument("--generate-bench", required=True)
     p.add_argument("--stream-read", required=True)
+    p.add_argument("--fma-peak", required=True)
     p.add_argument("--model", required=True, help="transformer_base.so")
     p.add_argument("--work", help="keep the weights, graphs and inputs in this directory "
                    "(default: a temporary one, removed at the end)")
@@ -348,6 +356,7 @@ def main():
         "stream": lambda: stream_read_gbs(args.stream_read, step_bytes,
                                           args.ceiling_repeat),
         "sgemm": lambda: sgemm_gflops(args.ceiling_repeat),
+        "fma": lambda: fma_peak_gflops(args.fma_peak, 5),
     }
     times, ceiling = run_rounds(args, started, cases, ceilings)
     flops8 = encoder_flops(8, src_len)
@@ -377,6 +386,9 @@ def main():
     kiln_gflops = [flops8 / r["Kiln"] / 1e6 for r in times["enc8"]]
     share = [100 * g / c for g, c in zip(kiln_gflops, sgemm)]
     peers = {e: median([flops8 / r[e] / 1e6 for r in times["enc8"]]) for e in ENGINES}
+    fma = ceiling["fma"]
+    fma_share = {e: [100 * flops8 / r[e] / 1e6 / c for r, c in zip(times["enc8"], fma)]
+                 for e in ENGINES}
     stream = ceiling["stream"]
     step_ms = cases["greedy1"].step_ms
     kiln_gbs = [step_bytes / ms / 1e6 for ms in step_ms]
@@ -389,6 +401,11 @@ def main():
           f"PyTorch | {peers['Kiln']:.1f} / {peers['ORT']:.1f} / "
           f"{peers['PyTorch']:.1f} GFLOP/s; Kiln = {spread(share, '.0f', ' %')} "
           "of sgemm | ≥ 85 % |")
+    print(f"| FMA peak (bench/fma_peak.cpp, independent FMAs, {threads} threads) "
+          f"| {spread(fma, '.1f')} GFLOP/s; encoder b8: Kiln "
+          f"{spread(fma_share['Kiln'], '.0f', ' %')}, ORT "
+          f"{spread(fma_share['ORT'], '.0f', ' %')}, PyTorch "
+          f"{spread(fma_share['PyTorch'], '.0f', ' %')} of it | |")
     print(f"| streaming read of {step_bytes / 1e6:.1f} MB (bench/stream_read.cpp, C++, "
           f"{threads} threads) | {spread(stream, '.1f')} GB/s | |")
     print(f"| Kiln decode_step b1: {step_bytes / 1e6:.1f} MB of weights in "
