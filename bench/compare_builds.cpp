@@ -1,18 +1,22 @@
-// compare_builds.cpp - builds of one Transformer model timed side by side: their encode
-// calls alternate one by one in one process, the builds' order rotated each round, so
-// that a shared machine's load (which moved single calls by up to 30 % on the project's
-// VMs, and whole processes by more) falls on all of them alike. Meant for a schedule
-// change: two libraries of the same model and kernel plan, before and after.
+// compare_builds.cpp - builds of one Transformer model timed side by side: their calls
+// alternate in one process, the builds' order rotated each round, so that a shared
+// machine's load (which moved single calls by up to 30 % on the project's VMs, and
+// whole processes by more) falls on all of them alike. Meant for a schedule change:
+// two libraries of the same model and kernel plan, before and after.
 //
 //   compare_builds WEIGHTS.safetensors BUILD.so BUILD.so... [--batch B] [--source S]
-//                  [--padded P] [--rounds R] [--threads T]
+//                  [--padded P] [--rounds R] [--threads T] [--decode-steps N]
 //
-// The encode's inputs are random token ids of [B, S] (fixed seed), the last P positions
-// of each sentence padding. Prints, per build, the median and minimum time of a call and
-// the median time a call spends in each kernel (those of at least 1 % of the call); then,
-// for each build after the first, the median over rounds of its call's time divided by
-// the first build's call in the same round, for the whole call and per kernel. Kernels
-// are matched by name, so the builds must share the model's name and kernel plan.
+// The sources are random token ids of [B, S] (fixed seed), the last P positions of each
+// sentence padding. A round of a build is one encode call, or with --decode-steps N
+// greedy-style decoding through the KV caches (kiln::KVCacheDecoder: decode_start, then
+// N decode_step calls fed the same fixed tokens in every build), whose value is its
+// median step. Prints, per build, the median and minimum of the rounds' values and the
+// median time one call (an encode, a step) spends in each kernel (those of at least 1 %
+// of it); then, for each build after the first, the median over rounds of its value
+// divided by the first build's in the same round, for the whole call and per kernel.
+// Kernels are matched by name, so the builds must share the model's name and kernel plan.
+#include "kiln/generate.h"
 #include "kiln/runtime.hpp"
 
 #include <algorithm>
@@ -20,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +34,8 @@ namespace {
 struct Options {
   int64_t batch = 8, source = 128, padded = 0;
   int rounds = 20, threads = 2;
+  /// 0: time encode calls; otherwise this many decode_step calls a round.
+  int decodeSteps = 0;
 };
 
 /// Milliseconds of one call: the whole of it and each kernel's share.
@@ -50,35 +57,77 @@ kiln_session_options profiledOptions(int threads) {
   return options;
 }
 
-/// A build: its library and weights, and a session that records each kernel call.
+/// A build: its library and weights, a session that records each kernel call, and for
+/// decoding a KV-cache decoder over a session of its own.
 struct Build {
   std::string path;
   kiln::Model model;
   kiln::Weights weights;
   kiln_session_options options;
   kiln::Session session;
+  std::unique_ptr<kiln::KVCacheDecoder> decoder;
   std::vector<CallTimes> calls;
 
-  Build(const std::string &path, const std::string &weightsPath, int threads)
+  Build(const std::string &path, const std::string &weightsPath, int threads,
+        bool decoding)
       : path(path), model(kiln::Model::open(path)),
         weights(kiln::Weights::open(model, weightsPath)),
-        options(profiledOptions(threads)), session(model, weights, &options) {}
+        options(profiledOptions(threads)), session(model, weights, &options) {
+    if (decoding)
+      decoder = std::make_unique<kiln::KVCacheDecoder>(model, weights, /*padId=*/0,
+                                                       kiln::KVCacheEntries(), &options);
+  }
 
-  CallTimes run(const std::vector<kiln::TensorArg> &inputs) {
+  /// The kernels' milliseconds in `s`'s profile since its last reset, by kernel name
+  /// less the model's prefix (kiln_MODEL_kN_WHAT: the same in each build).
+  std::map<std::string, double> kernelTimes(const kiln::Session &s) const {
+    const std::string prefix = std::string("kiln_") + kiln_model_name(model.get()) + "_";
+    std::map<std::string, double> kernels;
+    for (const kiln_profile_call &call : s.profileCalls()) {
+      std::string name = call.kernel;
+      if (name.compare(0, prefix.size(), prefix) == 0)
+        name.erase(0, prefix.size());
+      kernels[name] += call.duration_ns * 1e-6;
+    }
+    return kernels;
+  }
+
+  CallTimes encode(const std::vector<kiln::TensorArg> &inputs) {
     kiln::check(kiln_session_profile_reset(session.get()));
     auto begin = std::chrono::steady_clock::now();
     session.run("encode", inputs);
     auto end = std::chrono::steady_clock::now();
-    CallTimes times;
-    times.whole = std::chrono::duration<double, std::milli>(end - begin).count();
-    // Kernel names are kiln_MODEL_kN_WHAT: the model's prefix is the same in each build.
-    const std::string prefix = std::string("kiln_") + kiln_model_name(model.get()) + "_";
-    for (const kiln_profile_call &call : session.profileCalls()) {
-      std::string name = call.kernel;
-      if (name.compare(0, prefix.size(), prefix) == 0)
-        name.erase(0, prefix.size());
-      times.kernels[name] += call.duration_ns * 1e-6;
+    return {std::chrono::duration<double, std::milli>(end - begin).count(),
+            kernelTimes(session)};
+  }
+
+  /// decode_start over `sources`, then `steps` decode_step calls, each row fed
+  /// `tokens[step]`: the median step, and each kernel's median time in a step.
+  CallTimes decode(const std::vector<std::vector<int32_t>> &sources,
+                   const std::vector<int32_t> &tokens) {
+    decoder->start(sources);
+    std::vector<int32_t> sourceOf(sources.size());
+    for (size_t i = 0; i < sourceOf.size(); ++i)
+      sourceOf[i] = static_cast<int32_t>(i);
+    std::vector<std::vector<int32_t>> prefixes(sources.size());
+    std::vector<double> logProbs, steps;
+    std::map<std::string, std::vector<double>> perKernel;
+    const kiln::Session &stepSession = decoder->session();
+    for (int32_t token : tokens) {
+      for (std::vector<int32_t> &prefix : prefixes)
+        prefix.push_back(token);
+      kiln::check(kiln_session_profile_reset(stepSession.get()));
+      auto begin = std::chrono::steady_clock::now();
+      decoder->step(sourceOf, prefixes, logProbs);
+      auto end = std::chrono::steady_clock::now();
+      steps.push_back(std::chrono::duration<double, std::milli>(end - begin).count());
+      for (const auto &[name, ms] : kernelTimes(stepSession))
+        perKernel[name].push_back(ms);
     }
+    CallTimes times;
+    times.whole = median(steps);
+    for (const auto &[name, ms] : perKernel)
+      times.kernels[name] = median(ms);
     return times;
   }
 };
@@ -86,7 +135,7 @@ struct Build {
 int usage(const char *program) {
   std::fprintf(stderr,
                "usage: %s WEIGHTS BUILD.so BUILD.so... [--batch B] [--source S] "
-               "[--padded P] [--rounds R] [--threads T]\n",
+               "[--padded P] [--rounds R] [--threads T] [--decode-steps N]\n",
                program);
   return 2;
 }
@@ -116,18 +165,28 @@ int main(int argc, char **argv) {
       o.rounds = static_cast<int>(value);
     else if (arg == "--threads")
       o.threads = static_cast<int>(value);
+    else if (arg == "--decode-steps")
+      o.decodeSteps = static_cast<int>(value);
     else
       return usage(argv[0]);
   }
   if (builds.size() < 2 || o.batch < 1 || o.source < 1 || o.padded < 0 ||
-      o.padded >= o.source || o.rounds < 1 || o.threads < 1)
+      o.padded >= o.source || o.rounds < 1 || o.threads < 1 || o.decodeSteps < 0)
     return usage(argv[0]);
+  const bool decoding = o.decodeSteps > 0;
 
   try {
     std::vector<Build> loaded;
     loaded.reserve(builds.size());
     for (const std::string &path : builds)
-      loaded.emplace_back(path, weightsPath, o.threads);
+      loaded.emplace_back(path, weightsPath, o.threads, decoding);
+    if (decoding && loaded.front().decoder->capacity() > 0 &&
+        o.decodeSteps > loaded.front().decoder->capacity()) {
+      std::fprintf(
+          stderr, "error: --decode-steps %d is past the caches' %lld positions\n",
+          o.decodeSteps, static_cast<long long>(loaded.front().decoder->capacity()));
+      return 1;
+    }
 
     std::mt19937 rng(0);
     std::vector<int32_t> ids(static_cast<size_t>(o.batch * o.source));
@@ -138,18 +197,36 @@ int main(int argc, char **argv) {
     std::vector<kiln::TensorArg> inputs = {
         kiln::TensorArg::of("src_ids", {o.batch, o.source}, ids.data()),
         kiln::TensorArg::of("src_lengths", {o.batch}, lengths.data())};
+    std::vector<std::vector<int32_t>> sources;
+    for (int64_t b = 0; b < o.batch; ++b)
+      sources.emplace_back(ids.begin() + b * o.source,
+                           ids.begin() + b * o.source + (o.source - o.padded));
+    // Tokens fed to the steps: the same in every build, so that they do the same work.
+    std::vector<int32_t> tokens(static_cast<size_t>(o.decodeSteps));
+    for (int32_t &token : tokens)
+      token = static_cast<int32_t>(4 + rng() % 996);
+    auto round = [&](Build &b) {
+      return decoding ? b.decode(sources, tokens) : b.encode(inputs);
+    };
 
     for (Build &b : loaded) // warm-up: pages, caches, thread pools
-      b.run(inputs);
+      round(b);
     for (int r = 0; r < o.rounds; ++r)
       for (size_t j = 0; j < loaded.size(); ++j) {
         Build &b = loaded[(j + static_cast<size_t>(r)) % loaded.size()];
-        b.calls.push_back(b.run(inputs));
+        b.calls.push_back(round(b));
       }
 
-    std::printf("encode B=%lld S=%lld (%lld padded), %d threads, %d rounds\n",
-                static_cast<long long>(o.batch), static_cast<long long>(o.source),
-                static_cast<long long>(o.padded), o.threads, o.rounds);
+    if (decoding)
+      std::printf("decode_step B=%lld, %d steps a round (median step) after a source of "
+                  "S=%lld (%lld padded), %d threads, %d rounds\n",
+                  static_cast<long long>(o.batch), o.decodeSteps,
+                  static_cast<long long>(o.source), static_cast<long long>(o.padded),
+                  o.threads, o.rounds);
+    else
+      std::printf("encode B=%lld S=%lld (%lld padded), %d threads, %d rounds\n",
+                  static_cast<long long>(o.batch), static_cast<long long>(o.source),
+                  static_cast<long long>(o.padded), o.threads, o.rounds);
     const Build &first = loaded.front();
     std::vector<std::string> kernels;
     double firstMedian = 0;
