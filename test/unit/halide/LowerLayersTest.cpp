@@ -102,58 +102,18 @@ TEST_F(HalideLower, FewRowsFormOnlyWhereTheRowCountIsChosenAtRunTime) {
   EXPECT_FALSE(hasFewRowsForm("?x65", 300));
 }
 
-TEST_F(HalideLower, DotFormPrefetchesTheNextPanelWhereBothFitTheLevelItFills) {
-  // A decode step's register tile prefetches the weight rows of the panels ahead (6
-  // rows a panel) while both fit the level that the prefetch fills: L1, tuned for
-  // generic cores, takes K = 512 (12 KB a panel, 3072 elements, one panel ahead) but not
-  // K = 2048 (48 KB); L2, tuned for Zen 4, takes two panels ahead at K = 512 (6144
-  // elements) and one at K = 2048 (12288), but not K = 8192 (192 KB).
-  auto prefetchText = [&](int64_t k) {
-    std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>",
-                w = "tensor<64x" + std::to_string(k) + "xf32>";
-    load({in, w, "tensor<64xf32>"}, "tensor<?x1x64xf32>",
-         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
-             ", tensor<64xf32>) -> tensor<?x1x64xf32>");
-    std::string stmt = loweredStmt(harness);
-    size_t at = stmt.find("prefetch(weight");
-    return at == std::string::npos ? std::string()
-                                   : stmt.substr(at, stmt.find('\n', at) - at);
-  };
-  const bool avx512 = Halide::get_jit_target_from_environment().natural_vector_size(
-                          Halide::Float(32)) >= 16;
-  struct Expected {
-    const char *core;
-    int64_t k;
-    const char *offset; // none: no prefetch
-  };
-  for (Expected e :
-       {Expected{"generic", 512, "+ 3072,"}, Expected{"generic", 2048, nullptr},
-        Expected{"zen4", 512, "+ 6144,"}, Expected{"zen4", 2048, "+ 12288,"},
-        Expected{"zen4", 8192, nullptr}, Expected{"generic", 8192, nullptr}}) {
-    ScopedCpuTune tune(e.core);
-    std::string text = prefetchText(e.k);
-    if (!e.offset)
-      EXPECT_EQ(text, "") << e.core << " K = " << e.k;
-    else if (avx512)
-      EXPECT_NE(text.find(e.offset), std::string::npos)
-          << e.core << " K = " << e.k << ": " << text;
-    else
-      EXPECT_NE(text, "") << e.core << " K = " << e.k;
-    if (e.offset)
-      EXPECT_EQ(harness.kernel.codegen.prefetchLevel(),
-                std::string(e.core) == "zen4" ? PrefetchLevel::L2 : PrefetchLevel::L1)
-          << e.core << " K = " << e.k;
-    // The prefetch changes no value (past the weight's end on the last panels it does
-    // not fault): the step agrees at every batch.
-    for (int64_t b : {1, 4, 9})
-      checkRandom({{b, 1, e.k}, {64, e.k}, {64}});
-  }
-}
+/// A k loop (`.k$x.ko`) of a lowered statement: how many different elements of a buffer
+/// its body reads (the text of each index, once however often it is repeated: one
+/// weight vector a step, or one per column of a tile), and how far ahead of the step's
+/// own elements its prefetches of the buffer reach.
+struct KLoop {
+  size_t reads = 0;
+  std::set<int64_t> prefetchOffsets;
+};
 
-/// For each k loop (`.k$x.ko`) of `stmt`, how many different elements of `buffer` its
-/// body reads (the text of each index, once however often it is repeated).
-std::vector<size_t> readsPerKLoop(const std::string &stmt, const std::string &buffer) {
-  std::vector<size_t> counts;
+std::vector<KLoop> kLoops(const std::string &stmt, const std::string &buffer) {
+  std::vector<KLoop> loops;
+  const std::string prefetch = "prefetch(" + buffer + ", ";
   for (size_t at = stmt.find(".k$x.ko, "); at != std::string::npos;
        at = stmt.find(".k$x.ko, ", at + 1)) {
     size_t open = stmt.find('{', at), end = open;
@@ -167,9 +127,72 @@ std::vector<size_t> readsPerKLoop(const std::string &stmt, const std::string &bu
     for (size_t r = body.find(buffer + "["); r != std::string::npos;
          r = body.find(buffer + "[", r + 1))
       reads.insert(body.substr(r, body.find(']', r) - r));
-    counts.push_back(reads.size());
+    KLoop loop;
+    loop.reads = reads.size();
+    // "prefetch(weight, (index of this step) + OFFSET, 1, 16)": OFFSET is the distance
+    // ahead where the step's index has no constant of its own.
+    for (size_t p = body.find(prefetch); p != std::string::npos;
+         p = body.find(prefetch, p + 1)) {
+      std::string call = body.substr(p, body.find('\n', p) - p);
+      size_t plus = call.rfind(" + "), comma = call.find(',', plus);
+      if (plus != std::string::npos && comma != std::string::npos)
+        loop.prefetchOffsets.insert(std::stoll(call.substr(plus + 3, comma - plus - 3)));
+    }
+    loops.push_back(loop);
   }
-  return counts;
+  return loops;
+}
+
+TEST_F(HalideLower, DotFormPrefetchesTheNextPanelWhereBothFitTheLevelItFills) {
+  // A decode step's register tile prefetches the weight rows of the panels ahead (6
+  // rows a panel) while both fit the level that the prefetch fills: L1, tuned for
+  // generic cores, takes K = 512 (12 KB a panel, 3072 elements, one panel ahead) but not
+  // K = 2048 (48 KB); L2, tuned for Zen 4, takes two panels ahead at K = 512 (6144
+  // elements) and one at K = 2048 (12288), but not K = 8192 (192 KB).
+  // Where the weight is read in turn (Zen 4, below 4 rows), each k step also
+  // prefetches 4 KB ahead (DotFormMatrixVectorOrderFollowsTheCore); here only the
+  // register tile's k loops, which read a vector of every column, count.
+  auto registerTileOffsets = [&](int64_t k) {
+    std::string in = "tensor<?x1x" + std::to_string(k) + "xf32>",
+                w = "tensor<64x" + std::to_string(k) + "xf32>";
+    load({in, w, "tensor<64xf32>"}, "tensor<?x1x64xf32>",
+         "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
+             ", tensor<64xf32>) -> tensor<?x1x64xf32>");
+    std::set<int64_t> offsets;
+    for (const KLoop &loop : kLoops(loweredStmt(harness), "weight"))
+      if (loop.reads > 1)
+        offsets.insert(loop.prefetchOffsets.begin(), loop.prefetchOffsets.end());
+    return offsets;
+  };
+  const bool avx512 = Halide::get_jit_target_from_environment().natural_vector_size(
+                          Halide::Float(32)) >= 16;
+  struct Expected {
+    const char *core;
+    int64_t k;
+    int64_t offset; // 0: no prefetch
+  };
+  for (Expected e : {Expected{"generic", 512, 3072}, Expected{"generic", 2048, 0},
+                     Expected{"zen4", 512, 6144}, Expected{"zen4", 2048, 12288},
+                     Expected{"zen4", 8192, 0}, Expected{"generic", 8192, 0}}) {
+    ScopedCpuTune tune(e.core);
+    std::set<int64_t> offsets = registerTileOffsets(e.k);
+    const bool zen4 = std::string(e.core) == "zen4";
+    if (!e.offset)
+      EXPECT_TRUE(offsets.empty()) << e.core << " K = " << e.k;
+    else if (avx512)
+      EXPECT_EQ(offsets.count(e.offset), 1u) << e.core << " K = " << e.k;
+    else
+      EXPECT_FALSE(offsets.empty()) << e.core << " K = " << e.k;
+    // Zen 4's in-turn prefetch asks for L2 at every K.
+    if (e.offset || zen4)
+      EXPECT_EQ(harness.kernel.codegen.prefetchLevel(),
+                zen4 ? PrefetchLevel::L2 : PrefetchLevel::L1)
+          << e.core << " K = " << e.k;
+    // The prefetch changes no value (past the weight's end on the last panels it does
+    // not fault): the step agrees at every batch.
+    for (int64_t b : {1, 4, 9})
+      checkRandom({{b, 1, e.k}, {64, e.k}, {64}});
+  }
 }
 
 TEST(CpuTuning, Zen4IsFamily25WithAvx512) {
@@ -188,7 +211,8 @@ TEST_F(HalideLower, DotFormMatrixVectorOrderFollowsTheCore) {
   // weight vector a step. Tuned for other cores the 6 columns run side by side, 6
   // vectors a step (4 in the last, partial tile of 70 columns), as the register tile
   // always does (at K = 200 the guarded last k step reads them again, under other index
-  // expressions). SchedulesCpuMatmulDot.cpp, scheduleDotProduct.
+  // expressions). In turn, each step also prefetches 4 KB ahead along the stream.
+  // SchedulesCpuMatmulDot.cpp, scheduleDotProduct.
   if (Halide::get_jit_target_from_environment().natural_vector_size(Halide::Float(32)) <
       16)
     GTEST_SKIP() << "6-column tiles are the AVX-512 schedule's";
@@ -199,14 +223,29 @@ TEST_F(HalideLower, DotFormMatrixVectorOrderFollowsTheCore) {
       load({in, w, "tensor<70xf32>"}, "tensor<?x1x70xf32>",
            "kiln.linear %arg0, %arg1, %arg2 : (" + in + ", " + w +
                ", tensor<70xf32>) -> tensor<?x1x70xf32>");
-      std::vector<size_t> reads = readsPerKLoop(loweredStmt(harness), "weight");
-      ASSERT_FALSE(reads.empty()) << core << " " << k;
-      size_t fewest = *std::min_element(reads.begin(), reads.end());
-      if (std::string(core) == "zen4")
-        EXPECT_EQ(fewest, 1u) << k;
+      std::vector<KLoop> loops = kLoops(loweredStmt(harness), "weight");
+      ASSERT_FALSE(loops.empty()) << core << " " << k;
+      auto byReads = [](const KLoop &a, const KLoop &b) { return a.reads < b.reads; };
+      const KLoop &fewest = *std::min_element(loops.begin(), loops.end(), byReads);
+      const bool zen4 = std::string(core) == "zen4";
+      if (zen4)
+        EXPECT_EQ(fewest.reads, 1u) << k;
       else
-        EXPECT_GE(fewest, 4u) << k;
-      EXPECT_GE(*std::max_element(reads.begin(), reads.end()), 6u) << core << " " << k;
+        EXPECT_GE(fewest.reads, 4u) << k;
+      EXPECT_GE(std::max_element(loops.begin(), loops.end(), byReads)->reads, 6u)
+          << core << " " << k;
+      // In turn, each k step prefetches the line 4 KB (1024 floats) on along the stream,
+      // where the k steps divide K into whole vectors. (A tail's index folds its row's
+      // start into the constant, so 1024 shows in one of the loops.)
+      const bool prefetches = zen4 && k == "512";
+      std::set<int64_t> offsets;
+      for (const KLoop &loop : loops)
+        if (loop.reads == 1) {
+          EXPECT_EQ(loop.prefetchOffsets.empty(), !prefetches) << core << " " << k;
+          offsets.insert(loop.prefetchOffsets.begin(), loop.prefetchOffsets.end());
+        }
+      if (prefetches)
+        EXPECT_EQ(offsets.count(1024), 1u) << core << " " << k;
       // 1 to 3 rows take the matrix-vector order, 4 and 9 the register tile.
       int64_t kValue = std::stoll(k);
       for (int64_t b : {1, 2, 3, 4, 9})
