@@ -16,6 +16,13 @@
 // of it); then, for each build after the first, the median over rounds of its value
 // divided by the first build's in the same round, for the whole call and per kernel.
 // Kernels are matched by name, so the builds must share the model's name and kernel plan.
+//
+// List a copy of the first build among the others: its ratio is the run's noise. On the
+// project's Zen 4 VM, bf16 decode steps of the first build loaded ran 4-8 % slower than
+// copies of it loaded after (each copy faster than the one before; page alignment and
+// glibc's mmap threshold made no difference). f32 showed nothing of the kind
+// (0.99-1.01): neither encodes, whose weights each build converts to panels of its own,
+// nor decode steps, which read the weights file's mapping.
 #include "kiln/generate.h"
 #include "kiln/runtime.hpp"
 
