@@ -18,11 +18,12 @@
 // Kernels are matched by name, so the builds must share the model's name and kernel plan.
 //
 // List a copy of the first build among the others: its ratio is the run's noise. On the
-// project's Zen 4 VM, bf16 decode steps of the first build loaded ran 4-8 % slower than
-// copies of it loaded after (each copy faster than the one before; page alignment and
-// glibc's mmap threshold made no difference). f32 showed nothing of the kind
-// (0.99-1.01): neither encodes, whose weights each build converts to panels of its own,
-// nor decode steps, which read the weights file's mapping.
+// project's Zen 4 VM, where a call streams its weights from DRAM, the first build loaded
+// ran slower than copies of it loaded after, each copy a little faster than the one
+// before: bf16 decode steps by 4-8 %, f32 encodes of 16 and 32 positions by 3-9 % (page
+// alignment and glibc's mmap threshold made no difference). f32 decode steps and
+// encodes of 64 positions and more showed none (0.99-1.01). Listing a copy first, and
+// comparing with another copy, absorbs it.
 #include "kiln/generate.h"
 #include "kiln/runtime.hpp"
 
