@@ -52,9 +52,7 @@ Weights::Weights(const Manifest &manifest, const std::string &path) : file_(path
     }
     // Tensors packed at odd offsets by some writers: kernels may assume natural
     // alignment.
-    Block copy = allocate(bytes);
-    std::memcpy(copy.get(), src, bytes);
-    own(i, std::move(copy));
+    std::memcpy(place(i, bytes), src, bytes);
     stats_.copied_bytes += bytes;
   }
   // A converted source is not read again unless a parameter maps it as well: its
@@ -74,6 +72,12 @@ Weights::Block Weights::allocate(size_t bytes) {
   if (!block)
     throw std::bad_alloc();
   return Block(block);
+}
+
+void *Weights::place(size_t parameter, size_t bytes) {
+  void *block = arena_.allocate(bytes);
+  data_[parameter] = block;
+  return block;
 }
 
 void Weights::own(size_t parameter, Block block) {
@@ -107,28 +111,24 @@ void Weights::convert(const Manifest &manifest, const SafetensorsTensor &source,
     const float *from = values + first * rowLength;
     switch (p.source->conversion) {
     case Conversion::BF16: {
-      Block out = allocate(rows * rowLength * 2);
-      auto *to = static_cast<uint16_t *>(out.get());
+      auto *to = static_cast<uint16_t *>(place(i, rows * rowLength * 2));
       for (size_t k = 0; k < rows * rowLength; ++k)
         to[k] = f32ToBF16(from[k]);
-      own(i, std::move(out));
       break;
     }
     case Conversion::Int8: {
       size_t s = size_t(scalePartner(manifest.parameters, i));
-      Block q = allocate(rows * rowLength), scales = allocate(rows * 4);
+      auto *q = static_cast<int8_t *>(place(i, rows * rowLength));
+      auto *scales = static_cast<float *>(place(s, rows * 4));
       for (size_t r = 0; r < rows; ++r) {
-        float scale = quantizeRow(from + r * rowLength, rowLength,
-                                  static_cast<int8_t *>(q.get()) + r * rowLength);
+        float scale = quantizeRow(from + r * rowLength, rowLength, q + r * rowLength);
         if (std::isnan(scale))
           fail(KILN_STATUS_INVALID_WEIGHTS, "weights file '", path(), "': tensor '",
                source.name, "' row ", first + r,
                " holds a NaN or an infinity; parameter '", p.name,
                "' quantizes it to int8, which needs finite values");
-        static_cast<float *>(scales.get())[r] = scale;
+        scales[r] = scale;
       }
-      own(i, std::move(q));
-      own(s, std::move(scales));
       break;
     }
     case Conversion::Int8Scale: // made with its int8 weight, above
@@ -139,10 +139,8 @@ void Weights::convert(const Manifest &manifest, const SafetensorsTensor &source,
       const int64_t count =
           rowRange ? rowRange->second - rowRange->first : source.shape[0];
       const std::vector<int64_t> &shape = p.staticShape;
-      Block out = allocate(byteCount(p));
       packPanels(from, KILN_DTYPE_F32, count, shape[1], shape[2], shape[0],
-                 static_cast<float *>(out.get()));
-      own(i, std::move(out));
+                 static_cast<float *>(place(i, byteCount(p))));
       break;
     }
     }

@@ -11,6 +11,7 @@
 
 #include "Manifest.h"
 #include "Safetensors.h"
+#include "WeightArena.h"
 
 #include <atomic>
 #include <memory>
@@ -71,13 +72,18 @@ private:
     void operator()(void *p) const;
   };
   using Block = std::unique_ptr<void, FreeDeleter>;
-  std::vector<Block> copies_; // converted and realigned tensors, 64-byte aligned
+  // Converted and realigned tensors, 64-byte aligned, on huge pages where there are
+  // some; a widened f32 tensor that a parameter keeps as it is stays in its Block.
+  WeightArena arena_;
+  std::vector<Block> copies_;
   kiln_weights_stats stats_{};
 
-  /// A 64-byte aligned block of `bytes`, not yet owned by the weights.
+  /// A 64-byte aligned block of `bytes` for a temporary, not yet owned by the weights.
   static Block allocate(size_t bytes);
   /// Takes `block` as the data of `parameter`.
   void own(size_t parameter, Block block);
+  /// `bytes` of the arena as the data of `parameter`, to be filled by the caller.
+  void *place(size_t parameter, size_t bytes);
   /// Computes the parameters in `users` from their common `source`.
   void convert(const Manifest &manifest, const SafetensorsTensor &source,
                const std::vector<size_t> &users);
