@@ -65,14 +65,14 @@ kiln_session_options profiledOptions(int threads) {
   return options;
 }
 
-/// A build: its library and weights, a session that records each kernel call, and for
-/// decoding a KV-cache decoder over a session of its own.
+/// A build: its library and weights, and the session that records each kernel call: an
+/// encode's, or for decoding, a KV-cache decoder's.
 struct Build {
   std::string path;
   kiln::Model model;
   kiln::Weights weights;
   kiln_session_options options;
-  kiln::Session session;
+  std::unique_ptr<kiln::Session> session;
   std::unique_ptr<kiln::KVCacheDecoder> decoder;
   std::vector<CallTimes> calls;
 
@@ -80,10 +80,12 @@ struct Build {
         bool decoding)
       : path(path), model(kiln::Model::open(path)),
         weights(kiln::Weights::open(model, weightsPath)),
-        options(profiledOptions(threads)), session(model, weights, &options) {
+        options(profiledOptions(threads)) {
     if (decoding)
       decoder = std::make_unique<kiln::KVCacheDecoder>(model, weights, /*padId=*/0,
                                                        kiln::KVCacheEntries(), &options);
+    else
+      session = std::make_unique<kiln::Session>(model, weights, &options);
   }
 
   /// The kernels' milliseconds in `s`'s profile since its last reset, by kernel name
@@ -101,12 +103,12 @@ struct Build {
   }
 
   CallTimes encode(const std::vector<kiln::TensorArg> &inputs) {
-    kiln::check(kiln_session_profile_reset(session.get()));
+    kiln::check(kiln_session_profile_reset(session->get()));
     auto begin = std::chrono::steady_clock::now();
-    session.run("encode", inputs);
+    session->run("encode", inputs);
     auto end = std::chrono::steady_clock::now();
     return {std::chrono::duration<double, std::milli>(end - begin).count(),
-            kernelTimes(session)};
+            kernelTimes(*session)};
   }
 
   /// decode_start over `sources`, then `steps` decode_step calls, each row fed
