@@ -262,16 +262,12 @@ class GreedyCase:
         self.same = self.same and torch.equal(self.tokens, tokens)
 
 
-def stream_read_gbs(binary, size, repeat):
-    out = subprocess.run([binary, str(size), "--threads", "2", "--repeat", str(repeat)],
+def ceiling_tool(command, repeat, unit):
+    """The median that a C++ ceiling tool (bench/stream_read.cpp, bench/fma_peak.cpp)
+    prints for `command` on 2 threads, in `unit`."""
+    out = subprocess.run(command + ["--threads", "2", "--repeat", str(repeat)],
                          check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"median ([0-9.]+) GB/s", out).group(1))
-
-
-def fma_peak_gflops(binary, repeat):
-    out = subprocess.run([binary, "--threads", "2", "--repeat", str(repeat)],
-                         check=True, capture_output=True, text=True).stdout
-    return float(re.search(r"median ([0-9.]+) GFLOP/s", out).group(1))
+    return float(re.search(rf"median ([0-9.]+) {unit}", out).group(1))
 
 
 def ratio_cells(rounds, goal):
@@ -353,10 +349,10 @@ def main():
     step_entry = next(e for e in manifest["entries"] if e["name"] == "decode_step")
     step_bytes = parameter_bytes_read(manifest, step_entry)
     ceilings = {
-        "stream": lambda: stream_read_gbs(args.stream_read, step_bytes,
-                                          args.ceiling_repeat),
+        "stream": lambda: ceiling_tool([args.stream_read, str(step_bytes)],
+                                       args.ceiling_repeat, "GB/s"),
         "sgemm": lambda: sgemm_gflops(args.ceiling_repeat),
-        "fma": lambda: fma_peak_gflops(args.fma_peak, 5),
+        "fma": lambda: ceiling_tool([args.fma_peak], args.ceiling_repeat, "GFLOP/s"),
     }
     times, ceiling = run_rounds(args, started, cases, ceilings)
     flops8 = encoder_flops(8, src_len)

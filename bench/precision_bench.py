@@ -24,8 +24,8 @@ import numpy as np
 import torch
 
 from generate_torch import CachedGreedy, kiln_run, torch_run
-from model_bench import (CONFIG, log, parameter_bytes_read, print_machine, read_manifest,
-                         save_npy, start_run, stream_read_gbs)
+from model_bench import (CONFIG, ceiling_tool, log, parameter_bytes_read, print_machine,
+                         read_manifest, save_npy, start_run)
 from torch_int8 import DynamicInt8Greedy
 from transformer_latency import kiln_median_ms, torch_median_ms
 
@@ -136,7 +136,8 @@ def main():
         manifest = read_manifest(m)
         entry = next(e for e in manifest["entries"] if e["name"] == "decode_step")
         step_bytes[p] = parameter_bytes_read(manifest, entry)
-    stream = stream_read_gbs(args.stream_read, step_bytes["f32"], args.ceiling_repeat)
+    stream = ceiling_tool([args.stream_read, str(step_bytes["f32"])], args.ceiling_repeat,
+                          "GB/s")
 
     print_machine(threads, load_before, started, args)
     names = [f"Kiln {p}" for p in PRECISIONS] + list(torch_engines)
